@@ -1,0 +1,164 @@
+// Package api holds the wire types of the admin API and the event stream:
+// what the proxy reports, what the tray and scripts read. Plain data, no
+// behaviour, no secrets: nothing here may ever carry a key or token.
+package api
+
+import (
+	"errors"
+	"time"
+)
+
+// Credential states as reported in status and events.
+const (
+	StateReady   = "ready"
+	StateCooling = "cooling"
+	StateParked  = "parked"
+	StatePaused  = "paused"
+)
+
+// Credential kinds.
+const (
+	KindAPIKey = "api_key"
+	KindOAuth  = "oauth"
+)
+
+// Park kinds: why a credential (or one model of it) is out until the user acts.
+const (
+	ParkRelogin = "relogin"
+	ParkPayment = "payment"
+)
+
+// Status is what GET /subpool/v1/status returns and what the event
+// stream's snapshot carries.
+type Status struct {
+	Version   string           `json:"version"`
+	Listen    string           `json:"listen"`
+	StartedAt time.Time        `json:"started_at"`
+	Now       time.Time        `json:"now"`
+	Providers []ProviderStatus `json:"providers"`
+}
+
+// ProviderStatus is one pool.
+type ProviderStatus struct {
+	Name       string `json:"name"`
+	Wire       string `json:"wire"`        // "anthropic" or "openai"
+	LimitScope string `json:"limit_scope"` // "credential" or "egress"
+	// Cooldown is set while an egress-wide (provider-scoped) cooldown holds.
+	Cooldown    *Cooldown          `json:"cooldown,omitempty"`
+	Credentials []CredentialStatus `json:"credentials"`
+}
+
+// CredentialStatus is one credential, without its secret.
+type CredentialStatus struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	Label    string `json:"label"`
+	Kind     string `json:"kind"`
+	// Source names where an imported credential came from ("claude-code",
+	// "codex"); empty for keys and logins made in subpool.
+	Source string `json:"source,omitempty"`
+	// State is the credential-wide state. A credential cooling or parked for
+	// one model only is still "ready"; see Cooldowns and Parks.
+	State     string       `json:"state"`
+	Cooldowns []Cooldown   `json:"cooldowns,omitempty"`
+	Parks     []Park       `json:"parks,omitempty"`
+	Reason    string       `json:"reason,omitempty"` // the last reason, in plain words
+	Usage     *Utilization `json:"utilization,omitempty"`
+	Counters  Counters     `json:"counters"`
+	InFlight  int          `json:"in_flight"`
+	LastUsed  *time.Time   `json:"last_used,omitempty"`
+	// ExpiresAt is the OAuth access token's expiry, when known.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Cooldown is one active cooldown.
+type Cooldown struct {
+	Scope  string    `json:"scope"`           // "credential", "model" or "provider"
+	Model  string    `json:"model,omitempty"` // set when Scope is "model"
+	Until  time.Time `json:"until"`
+	Step   int       `json:"step"`  // 1-based ladder step; 0 when the upstream gave the time
+	Steps  int       `json:"steps"` // ladder length, for "step 2/3"
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Park is a credential (Model empty) or one model of it out of service
+// until the user acts: log in again, or sort out billing.
+type Park struct {
+	Kind   string    `json:"kind"` // ParkRelogin or ParkPayment
+	Model  string    `json:"model,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	Since  time.Time `json:"since"`
+}
+
+// Utilization is the subscription usage the upstream reports in headers.
+type Utilization struct {
+	FiveHour *Window `json:"five_hour,omitempty"` // Claude 5h / Codex primary
+	SevenDay *Window `json:"seven_day,omitempty"` // Claude 7d / Codex secondary
+	// Status is the upstream's own word ("allowed", "allowed_warning", "rejected").
+	Status    string    `json:"status,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Window is one usage window.
+type Window struct {
+	Used     float64    `json:"used"` // fraction 0..1
+	ResetsAt *time.Time `json:"resets_at,omitempty"`
+}
+
+// Headroom is 1 minus the fullest window; 1 when nothing is known.
+func (u *Utilization) Headroom() float64 {
+	if u == nil {
+		return 1
+	}
+	used := 0.0
+	for _, w := range []*Window{u.FiveHour, u.SevenDay} {
+		if w != nil && w.Used > used {
+			used = w.Used
+		}
+	}
+	if used > 1 {
+		used = 1
+	}
+	return 1 - used
+}
+
+// Counters are per-credential totals since start.
+type Counters struct {
+	Requests   int64 `json:"requests"`
+	Errors     int64 `json:"errors"`
+	RateLimits int64 `json:"rate_limits"`
+}
+
+// AddCredential is the body of POST /subpool/v1/credentials.
+type AddCredential struct {
+	Provider string `json:"provider"`
+	Label    string `json:"label"`
+	Kind     string `json:"kind"` // KindAPIKey or KindOAuth
+	// Secret for api_key: {"key": "..."}; for oauth: {"access_token",
+	// "refresh_token", "expires_at" (RFC 3339), "id_token", "account_id"}.
+	Secret map[string]string `json:"secret"`
+}
+
+// Added is the answer to AddCredential.
+type Added struct {
+	ID string `json:"id"`
+}
+
+// LoginStart is the answer to POST /subpool/v1/login: the URL the user
+// opens; the flow finishes in the proxy, which emits credential_added.
+type LoginStart struct {
+	Provider string `json:"provider"`
+	URL      string `json:"url"`
+}
+
+// Error is the admin API's error body.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Errors the admin backend returns; the HTTP layer maps them to statuses.
+var (
+	ErrNotFound    = errors.New("no such credential")
+	ErrBadRequest  = errors.New("bad request")
+	ErrUnsupported = errors.New("not supported")
+)

@@ -1,0 +1,87 @@
+package api
+
+import "time"
+
+// EventType names an event on the stream.
+type EventType string
+
+// Event types. The contract lists the first group; the rest are ours.
+const (
+	EventSnapshot          EventType = "snapshot"
+	EventRequestFinished   EventType = "request_finished"
+	EventCooldownStarted   EventType = "cooldown_started"
+	EventCooldownEnded     EventType = "cooldown_ended"
+	EventRotated           EventType = "rotated"
+	EventWaitStarted       EventType = "wait_started"
+	EventWaitEnded         EventType = "wait_ended"
+	EventTokenRefreshed    EventType = "token_refreshed"
+	EventReloginRequired   EventType = "relogin_required"
+	EventCredentialAdded   EventType = "credential_added"
+	EventCredentialRemoved EventType = "credential_removed"
+	EventCredentialUpdated EventType = "credential_updated"
+	EventParked            EventType = "parked"
+	EventFallback          EventType = "fallback"
+	EventRetried           EventType = "retried"
+	EventProxyStarted      EventType = "proxy_started"
+	EventProxyStopping     EventType = "proxy_stopping"
+)
+
+// Wait kinds.
+const (
+	WaitSoleProvider = "sole_provider"
+	WaitCapacity     = "capacity"
+)
+
+// Event is one decision or change. Fields that do not apply to a type are
+// left empty and omitted from JSON. ID and Time are set by the hub.
+type Event struct {
+	ID           uint64    `json:"id"`
+	Type         EventType `json:"type"`
+	Time         time.Time `json:"time"`
+	Provider     string    `json:"provider,omitempty"`
+	CredentialID string    `json:"credential_id,omitempty"`
+	Label        string    `json:"label,omitempty"`
+
+	// cooldown_started, parked, rotated, relogin_required, wait_*, fallback
+	Reason string     `json:"reason,omitempty"`
+	Until  *time.Time `json:"until,omitempty"`
+	Step   int        `json:"step,omitempty"`
+	Steps  int        `json:"steps,omitempty"`
+	Scope  string     `json:"scope,omitempty"`
+	Model  string     `json:"model,omitempty"`
+
+	// rotated, fallback
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+
+	// wait_started, wait_ended
+	Kind     string `json:"kind,omitempty"`
+	WaitMS   int64  `json:"wait_ms,omitempty"`
+	Outcome  string `json:"outcome,omitempty"` // wait_ended: "ready", "aborted", "budget"
+	Attempts int    `json:"attempts,omitempty"`
+
+	// request_finished
+	Path      string `json:"path,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	Class     string `json:"class,omitempty"`
+	LatencyMS int64  `json:"latency_ms,omitempty"`
+
+	// credential_updated: the new state
+	State string `json:"state,omitempty"`
+
+	// snapshot
+	Snapshot *Status `json:"snapshot,omitempty"`
+}
+
+// Emitter takes events. The hub implements it; pool and proxy call it. Emit
+// must never block on a slow listener.
+type Emitter interface {
+	Emit(Event)
+}
+
+// Discard is an Emitter that drops everything.
+var Discard Emitter = discard{}
+
+type discard struct{}
+
+func (discard) Emit(Event) {}
