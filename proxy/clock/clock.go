@@ -166,6 +166,37 @@ func (f *Fake) Pending() int {
 	return n
 }
 
+// AdvanceToNextWaiter blocks until some goroutine waits on a timer made
+// by NewTimer (a sleep, not an AfterFunc callback), then moves the clock to
+// that timer's deadline and fires it. Tests use it to let a request's own
+// waits pass without running ahead to unrelated callbacks, such as a
+// cooldown's end.
+func (f *Fake) AdvanceToNextWaiter(ctx context.Context) error {
+	for {
+		f.mu.Lock()
+		var next *fakeTimer
+		for _, t := range f.timers {
+			if t.active && t.fn == nil && (next == nil || t.when.Before(next.when)) {
+				next = t
+			}
+		}
+		if next != nil {
+			when := next.when
+			f.mu.Unlock()
+			f.AdvanceTo(when)
+			return nil
+		}
+		w := make(chan struct{})
+		f.waiters = append(f.waiters, w)
+		f.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // BlockUntil returns once at least n timers are armed, or ctx ends.
 func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 	for {
