@@ -1,0 +1,588 @@
+// Package config reads, validates and writes the home's config.toml. Every
+// value is checked at start; a bad one is a one-line error naming its key,
+// because a proxy that starts with a half-understood config fails later, in
+// the middle of somebody's request.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the config file inside the home.
+const FileName = "config.toml"
+
+// Built-in providers: the two subscriptions and their API keys.
+const (
+	Anthropic = "anthropic"
+	OpenAI    = "openai"
+)
+
+// Upper bounds that keep a typo ("5000h") from turning into a proxy that
+// never answers.
+const (
+	maxCapacityWait = time.Hour
+	maxLadderStep   = 24 * time.Hour
+)
+
+// Config is the validated configuration.
+type Config struct {
+	Listen           string
+	AllowRemote      bool
+	RequireClientKey bool
+	AllowOrigins     []string
+	MaxBody          int64
+	KeychainBackend  string
+
+	Providers map[string]Provider
+
+	Ladder     []time.Duration
+	ResetAfter time.Duration
+
+	SoleProviderMax time.Duration
+	CapacityMax     time.Duration
+
+	TransientBackoff []time.Duration
+	MaxAttempts      int
+	MaxInFlight      int
+	HeaderTimeout    time.Duration
+}
+
+// Provider is one pool's upstream.
+type Provider struct {
+	Name           string
+	Wire           string // "anthropic" or "openai"
+	BaseURL        string
+	ChatGPTBaseURL string // openai only: where ChatGPT logins go
+	TokenURL       string // OAuth refresh endpoint
+	LimitScope     string // "credential" or "egress"
+	MaxInFlight    int
+	Builtin        bool
+}
+
+// Default returns the configuration a fresh home starts with.
+func Default() Config {
+	return Config{
+		Listen:           "127.0.0.1:8787",
+		RequireClientKey: true,
+		MaxBody:          32 << 20,
+		KeychainBackend:  "os",
+		Providers: map[string]Provider{
+			Anthropic: {
+				Name: Anthropic, Wire: "anthropic", Builtin: true,
+				BaseURL:    "https://api.anthropic.com",
+				TokenURL:   "https://platform.claude.com/v1/oauth/token",
+				LimitScope: "credential",
+			},
+			OpenAI: {
+				Name: OpenAI, Wire: "openai", Builtin: true,
+				BaseURL:        "https://api.openai.com",
+				ChatGPTBaseURL: "https://chatgpt.com/backend-api/codex",
+				TokenURL:       "https://auth.openai.com/oauth/token",
+				LimitScope:     "credential",
+			},
+		},
+		Ladder:           []time.Duration{30 * time.Second, 60 * time.Second, 5 * time.Minute},
+		ResetAfter:       10 * time.Minute,
+		SoleProviderMax:  2 * time.Minute,
+		CapacityMax:      5 * time.Minute,
+		TransientBackoff: []time.Duration{250 * time.Millisecond, 750 * time.Millisecond},
+		MaxAttempts:      8,
+		HeaderTimeout:    10 * time.Minute,
+	}
+}
+
+// file mirrors config.toml. Durations stay strings here so that a bad one
+// can be reported with its key instead of a decoder position.
+type file struct {
+	Listen           *string   `toml:"listen"`
+	AllowRemote      *bool     `toml:"allow_remote"`
+	RequireClientKey *bool     `toml:"require_client_key"`
+	AllowOrigins     []string  `toml:"allow_origins"`
+	MaxBody          any       `toml:"max_body"`
+	Keychain         *keychain `toml:"keychain"`
+	Providers        map[string]providerFile
+	Cooldown         *struct {
+		Ladder     []string `toml:"ladder"`
+		ResetAfter *string  `toml:"reset_after"`
+	} `toml:"cooldown"`
+	Wait *struct {
+		SoleProviderMax *string `toml:"sole_provider_max"`
+		CapacityMax     *string `toml:"capacity_max"`
+	} `toml:"wait"`
+	Retry *struct {
+		Transient     []string `toml:"transient"`
+		MaxAttempts   *int     `toml:"max_attempts"`
+		MaxInFlight   *int     `toml:"max_in_flight"`
+		HeaderTimeout *string  `toml:"header_timeout"`
+	} `toml:"retry"`
+}
+
+type keychain struct {
+	Backend *string `toml:"backend"`
+}
+
+type providerFile struct {
+	Wire           *string `toml:"wire"`
+	BaseURL        *string `toml:"base_url"`
+	ChatGPTBaseURL *string `toml:"chatgpt_base_url"`
+	TokenURL       *string `toml:"token_url"`
+	LimitScope     *string `toml:"limit_scope"`
+	MaxInFlight    *int    `toml:"max_in_flight"`
+}
+
+// Error is a config problem tied to one key.
+type Error struct {
+	Path string
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Path, e.Key, e.Msg)
+}
+
+// Load reads path; a missing file is created with the commented defaults.
+func Load(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := WriteDefault(path); err != nil {
+			return Config{}, err
+		}
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: cannot read: %v", path, err)
+	}
+	return Parse(path, b)
+}
+
+// Parse validates the TOML text b; path is only used in messages.
+func Parse(path string, b []byte) (Config, error) {
+	var f file
+	md, err := toml.Decode(string(b), &f)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return Config{}, &Error{Path: path, Msg: fmt.Sprintf("line %d: %s", perr.Position.Line, firstLine(perr.Message))}
+		}
+		return Config{}, &Error{Path: path, Msg: firstLine(err.Error())}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return Config{}, &Error{Path: path, Key: und[0].String(), Msg: "unknown key (check the spelling; see the comments in a fresh config.toml)"}
+	}
+	c := Default()
+	bad := func(key, format string, a ...any) error {
+		return &Error{Path: path, Key: key, Msg: fmt.Sprintf(format, a...)}
+	}
+
+	if f.Listen != nil {
+		c.Listen = *f.Listen
+	}
+	if f.AllowRemote != nil {
+		c.AllowRemote = *f.AllowRemote
+	}
+	if f.RequireClientKey != nil {
+		c.RequireClientKey = *f.RequireClientKey
+	}
+	if err := checkListen(c.Listen, c.AllowRemote, c.RequireClientKey); err != nil {
+		return Config{}, bad("listen", "%s", err)
+	}
+	for i, o := range f.AllowOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
+			return Config{}, bad(fmt.Sprintf("allow_origins[%d]", i), "%q is not an origin (use scheme://host[:port], e.g. \"http://localhost:3000\")", o)
+		}
+	}
+	c.AllowOrigins = f.AllowOrigins
+	if f.MaxBody != nil {
+		n, err := parseSize(f.MaxBody)
+		if err != nil {
+			return Config{}, bad("max_body", "%s", err)
+		}
+		c.MaxBody = n
+	}
+	if f.Keychain != nil && f.Keychain.Backend != nil {
+		switch *f.Keychain.Backend {
+		case "os", "file":
+			c.KeychainBackend = *f.Keychain.Backend
+		default:
+			return Config{}, bad("keychain.backend", "%q is not a backend (use \"os\" or \"file\")", *f.Keychain.Backend)
+		}
+	}
+
+	names := make([]string, 0, len(f.Providers))
+	for n := range f.Providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pf := f.Providers[name]
+		key := "providers." + name
+		if !validName(name) {
+			return Config{}, bad(key, "provider names use lower-case letters, digits, '-' and '_'")
+		}
+		p, builtin := c.Providers[name]
+		if !builtin {
+			p = Provider{Name: name, LimitScope: "credential"}
+		}
+		if pf.Wire != nil {
+			if builtin && *pf.Wire != p.Wire {
+				return Config{}, bad(key+".wire", "the built-in %s provider speaks %q; define a custom provider under another name", name, p.Wire)
+			}
+			p.Wire = *pf.Wire
+		}
+		if p.Wire != "anthropic" && p.Wire != "openai" {
+			return Config{}, bad(key+".wire", "must be \"anthropic\" or \"openai\" (which API shape the provider speaks)")
+		}
+		for _, u := range []struct {
+			k   string
+			src *string
+			dst *string
+		}{
+			{"base_url", pf.BaseURL, &p.BaseURL},
+			{"chatgpt_base_url", pf.ChatGPTBaseURL, &p.ChatGPTBaseURL},
+			{"token_url", pf.TokenURL, &p.TokenURL},
+		} {
+			if u.src == nil {
+				continue
+			}
+			if err := checkURL(*u.src); err != nil {
+				return Config{}, bad(key+"."+u.k, "%s", err)
+			}
+			*u.dst = strings.TrimRight(*u.src, "/")
+		}
+		if p.BaseURL == "" {
+			return Config{}, bad(key+".base_url", "missing: where does %s answer? e.g. \"https://api.z.ai/api/anthropic\"", name)
+		}
+		if pf.LimitScope != nil {
+			switch *pf.LimitScope {
+			case "credential", "egress":
+				p.LimitScope = *pf.LimitScope
+			default:
+				return Config{}, bad(key+".limit_scope", "%q: use \"credential\" (each key has its own limit) or \"egress\" (one 429 cools every credential)", *pf.LimitScope)
+			}
+		}
+		if pf.MaxInFlight != nil {
+			if *pf.MaxInFlight < 0 {
+				return Config{}, bad(key+".max_in_flight", "must be 0 (no limit) or more")
+			}
+			p.MaxInFlight = *pf.MaxInFlight
+		}
+		c.Providers[name] = p
+	}
+
+	if f.Cooldown != nil {
+		if f.Cooldown.Ladder != nil {
+			if len(f.Cooldown.Ladder) == 0 {
+				return Config{}, bad("cooldown.ladder", "needs at least one step, e.g. [\"30s\", \"60s\", \"5m\"]")
+			}
+			c.Ladder = c.Ladder[:0:0]
+			for i, s := range f.Cooldown.Ladder {
+				d, err := duration(s)
+				if err == nil && (d <= 0 || d > maxLadderStep) {
+					err = fmt.Errorf("%q must be between 1s and 24h", s)
+				}
+				if err != nil {
+					return Config{}, bad(fmt.Sprintf("cooldown.ladder[%d]", i), "%s", err)
+				}
+				c.Ladder = append(c.Ladder, d)
+			}
+		}
+		if f.Cooldown.ResetAfter != nil {
+			d, err := duration(*f.Cooldown.ResetAfter)
+			if err == nil && d <= 0 {
+				err = fmt.Errorf("%q must be positive", *f.Cooldown.ResetAfter)
+			}
+			if err != nil {
+				return Config{}, bad("cooldown.reset_after", "%s", err)
+			}
+			c.ResetAfter = d
+		}
+	}
+	if f.Wait != nil {
+		if s := f.Wait.SoleProviderMax; s != nil {
+			d, err := duration(*s)
+			if err == nil && d < 0 {
+				err = fmt.Errorf("%q must be 0 (never wait) or more", *s)
+			}
+			if err != nil {
+				return Config{}, bad("wait.sole_provider_max", "%s", err)
+			}
+			c.SoleProviderMax = d
+		}
+		if s := f.Wait.CapacityMax; s != nil {
+			d, err := duration(*s)
+			if err != nil {
+				return Config{}, bad("wait.capacity_max", "%s", err)
+			}
+			// Documented normalisation rather than an error: a negative
+			// budget means "off", and more than an hour is capped, since no
+			// client keeps a request open that long.
+			c.CapacityMax = min(max(d, 0), maxCapacityWait)
+		}
+	}
+	if f.Retry != nil {
+		if f.Retry.Transient != nil {
+			c.TransientBackoff = c.TransientBackoff[:0:0]
+			for i, s := range f.Retry.Transient {
+				d, err := duration(s)
+				if err == nil && (d < 0 || d > time.Minute) {
+					err = fmt.Errorf("%q must be between 0s and 1m", s)
+				}
+				if err != nil {
+					return Config{}, bad(fmt.Sprintf("retry.transient[%d]", i), "%s", err)
+				}
+				c.TransientBackoff = append(c.TransientBackoff, d)
+			}
+		}
+		if n := f.Retry.MaxAttempts; n != nil {
+			if *n < 1 || *n > 100 {
+				return Config{}, bad("retry.max_attempts", "must be between 1 and 100")
+			}
+			c.MaxAttempts = *n
+		}
+		if n := f.Retry.MaxInFlight; n != nil {
+			if *n < 0 {
+				return Config{}, bad("retry.max_in_flight", "must be 0 (no limit) or more")
+			}
+			c.MaxInFlight = *n
+		}
+		if s := f.Retry.HeaderTimeout; s != nil {
+			d, err := duration(*s)
+			if err == nil && d <= 0 {
+				err = fmt.Errorf("%q must be positive", *s)
+			}
+			if err != nil {
+				return Config{}, bad("retry.header_timeout", "%s", err)
+			}
+			c.HeaderTimeout = d
+		}
+	}
+	return c, nil
+}
+
+// ProviderNames lists providers in a stable order: built-ins first.
+func (c Config) ProviderNames() []string {
+	var names []string
+	for n := range c.Providers {
+		if n != Anthropic && n != OpenAI {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return append([]string{Anthropic, OpenAI}, names...)
+}
+
+// CheckListen is exported for --listen flags, which bypass the file.
+func CheckListen(addr string, allowRemote, requireKey bool) error {
+	return checkListen(addr, allowRemote, requireKey)
+}
+
+func checkListen(addr string, allowRemote, requireKey bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. \"127.0.0.1:8787\")", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q has no valid port", addr)
+	}
+	if IsLoopback(host) {
+		return nil
+	}
+	if !allowRemote {
+		return fmt.Errorf("%q is not a loopback address; subpool listens on 127.0.0.1 unless allow_remote = true", addr)
+	}
+	if !requireKey {
+		return fmt.Errorf("%q is reachable from other machines, so require_client_key must stay true", addr)
+	}
+	return nil
+}
+
+// IsLoopback reports whether host (no port) is a loopback name or address.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
+func duration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (use Go syntax like \"30s\", \"5m\", \"1h30m\")", s)
+	}
+	return d, nil
+}
+
+// parseSize takes a byte count or a string like "32MiB", "512KB".
+func parseSize(v any) (int64, error) {
+	const hint = "use a byte count or a size like \"32MiB\""
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		s := strings.TrimSpace(x)
+		mult := int64(1)
+		for _, u := range []struct {
+			suf string
+			m   int64
+		}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+			if strings.HasSuffix(s, u.suf) {
+				s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suf)), u.m
+				break
+			}
+		}
+		f, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %s", x, hint)
+		}
+		n = f * mult
+	default:
+		return 0, fmt.Errorf("%v: %s", v, hint)
+	}
+	if n < 1024 || n > 1<<30 {
+		return 0, fmt.Errorf("%d bytes: must be between 1KiB and 1GiB", n)
+	}
+	return n, nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// WriteDefault writes the commented default config to path atomically; it
+// never overwrites an existing file.
+func WriteDefault(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %v", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
+	if _, err := f.WriteString(DefaultText); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// DefaultText is the config.toml a fresh home gets: every key with its
+// default and what it interacts with.
+const DefaultText = `# subpool configuration. Durations use Go syntax: "30s", "5m", "1h30m".
+# A bad value stops the start with a message naming the key.
+
+# Where the proxy listens. Loopback only unless allow_remote = true, and then
+# require_client_key must stay true.
+listen = "127.0.0.1:8787"
+allow_remote = false
+
+# Clients send the client key (subpool env shell prints it) as x-api-key or
+# Authorization: Bearer. Turning this off lets any local program spend your
+# subscriptions.
+require_client_key = true
+
+# Browser origins allowed to call the proxy (e.g. a web IDE on localhost).
+# Every other request carrying an Origin or Referer is refused.
+allow_origins = []
+
+# Largest request body accepted; larger ones get a 413.
+max_body = "32MiB"
+
+[keychain]
+# "os": the OS keychain (Secret Service, macOS Keychain, Windows Credential
+# Manager). "file": a 0600 file in this folder, for headless boxes without a
+# keychain; subpool warns at every start.
+backend = "os"
+
+[providers.anthropic]
+base_url  = "https://api.anthropic.com"
+# OAuth refresh endpoint for Claude subscriptions. It has moved before.
+token_url = "https://platform.claude.com/v1/oauth/token"
+# max_in_flight = 0                 # concurrent requests per credential, 0 = no limit
+
+[providers.openai]
+base_url         = "https://api.openai.com"
+chatgpt_base_url = "https://chatgpt.com/backend-api/codex"
+token_url        = "https://auth.openai.com/oauth/token"
+
+# Any number of custom providers that speak the Anthropic or OpenAI API.
+# Clients reach them under /NAME/v1/..., e.g. http://127.0.0.1:8787/zai/v1/messages.
+# [providers.zai]
+# wire        = "anthropic"         # or "openai"
+# base_url    = "https://api.z.ai/api/anthropic"
+# limit_scope = "credential"        # or "egress": one 429 cools every credential of it
+
+[cooldown]
+# Stepped cooldown after a rate limit with no reset time: 1st hit, 2nd, 3rd
+# and later. When the upstream says when the limit resets, that time is used.
+ladder      = ["30s", "60s", "5m"]
+# A credential with no hit for this long starts the ladder over.
+reset_after = "10m"
+
+[wait]
+# When every credential is cooling, wait in the request for the first one to
+# be ready if that is at most this long; otherwise answer 429 at once.
+sole_provider_max = "2m"
+# Wall-clock budget per request for waiting out an overloaded model (529).
+# 0 = off (the 529 is passed to the client); capped at 1h.
+capacity_max      = "5m"
+
+[retry]
+# Pauses before retrying a transient failure (timeout, reset, 5xx) on the
+# same credential. One retry per entry.
+transient     = ["250ms", "750ms"]
+# Upstream attempts per request, waits not counted.
+max_attempts  = 8
+# Longest wait for an upstream's response headers; non-streaming answers
+# send headers only when they are done, so keep it generous.
+header_timeout = "10m"
+`
