@@ -1,0 +1,102 @@
+package pool
+
+import (
+	"slices"
+
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// Park takes a credential (model "") or one model of it out of selection
+// until the user acts. kind is api.ParkRelogin (always the whole
+// credential: a login is not per model, so model is ignored) or
+// api.ParkPayment (billing for model "", or a plan that lacks one model).
+//
+// Parks are not cooldowns: no time ends them and no ladder is involved,
+// because waiting does not fix a revoked login or a missing plan (a
+// ladder here re-probes a refusal forever). Unpark, Reset (payment only)
+// or Remove end them.
+//
+// Parking again for the same kind and model only updates the reason, so
+// the tray is prompted once: parked (and, for a login, relogin_required)
+// go out only for a new park. Unknown ids are ignored.
+func (p *Pool) Park(id, model, kind, reason string) {
+	if kind == api.ParkRelogin {
+		model = ""
+	}
+	p.mu.Lock()
+	c := p.byID[id]
+	if c == nil {
+		p.mu.Unlock()
+		return
+	}
+	now := p.clk.Now()
+	var fx effects
+	c.reason = reason
+	i := slices.IndexFunc(c.parks, func(pk api.Park) bool { return pk.Kind == kind && pk.Model == model })
+	if i >= 0 {
+		if c.parks[i].Reason != reason {
+			c.parks[i].Reason = reason
+			fx.changed = true
+		}
+		p.unlock(&fx)
+		return
+	}
+	c.parks = append(c.parks, api.Park{Kind: kind, Model: model, Reason: reason, Since: now})
+	fx.changed = true
+	e := event(api.EventParked, c, now)
+	e.Kind, e.Model, e.Reason, e.State = kind, model, reason, c.state(now)
+	fx.emit(e)
+	if kind == api.ParkRelogin {
+		e := event(api.EventReloginRequired, c, now)
+		e.Reason = reason
+		fx.emit(e)
+	}
+	p.unlock(&fx)
+}
+
+// Unpark clears every park of a credential, e.g. after a successful
+// re-login or when the user says billing is sorted. It emits
+// credential_updated when there was anything to clear.
+func (p *Pool) Unpark(id string) {
+	p.mu.Lock()
+	c := p.byID[id]
+	if c == nil || len(c.parks) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	now := p.clk.Now()
+	c.parks = nil
+	c.reason = ""
+	fx := effects{changed: true}
+	e := event(api.EventCredentialUpdated, c, now)
+	e.State = c.state(now)
+	e.Reason = "unparked"
+	fx.emit(e)
+	p.unlock(&fx)
+}
+
+// parkedAll reports whether the whole credential is parked.
+func (c *cred) parkedAll() bool {
+	for i := range c.parks {
+		if c.parks[i].Model == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// parkFor returns the park that keeps c out for model (a whole-credential
+// park first), or nil.
+func (c *cred) parkFor(model string) *api.Park {
+	var hit *api.Park
+	for i := range c.parks {
+		pk := &c.parks[i]
+		switch {
+		case pk.Model == "" && (hit == nil || hit.Model != "" || pk.Kind == api.ParkRelogin):
+			hit = pk
+		case pk.Model != "" && pk.Model == model && hit == nil:
+			hit = pk
+		}
+	}
+	return hit
+}

@@ -1,0 +1,164 @@
+package pool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// Scenario 5: a plan that lacks one model parks that model only.
+func TestPaymentParkForModelSkipsOnlyThatModel(t *testing.T) {
+	f := newFixture(t, Config{}, "a", "b")
+	f.p.Park("a", "opus", api.ParkPayment, "plan does not include opus")
+	for range 3 {
+		if got := f.pick("opus"); got != "b" {
+			t.Fatalf("opus picked %s, want b", got)
+		}
+	}
+	if got := []string{f.pick("sonnet"), f.pick("sonnet")}; got[0] == got[1] {
+		t.Fatalf("sonnet picks %v: a should still serve other models", got)
+	}
+	if s := f.status("a"); s.State != api.StateReady || len(s.Parks) != 1 || s.Parks[0].Model != "opus" || s.Parks[0].Since != t0 {
+		t.Fatalf("status %+v, want ready with one opus park", s)
+	}
+	// With b gone too, opus has nothing that time will fix.
+	f.p.Park("b", "opus", api.ParkPayment, "plan does not include opus")
+	u := f.unavailable("opus")
+	if u.Parked != 2 || u.HasNext {
+		t.Fatalf("Unavailable = %+v, want 2 parked and no next", u)
+	}
+	want := "no anthropic credential can take a request for opus now: " +
+		"a: plan or billing does not cover opus (plan does not include opus); " +
+		"b: plan or billing does not cover opus (plan does not include opus)"
+	if u.Error() != want {
+		t.Fatalf("Error() = %q\nwant      %q", u.Error(), want)
+	}
+	if d, ok := f.p.NextReady("anthropic", "opus"); ok || d != 0 {
+		t.Fatalf("NextReady = %s %v, want 0 false", d, ok)
+	}
+}
+
+func TestWholeCredentialParkSkipsEveryModel(t *testing.T) {
+	f := newFixture(t, Config{}, "a", "b")
+	f.p.Park("a", "", api.ParkPayment, "billing: spend cap reached")
+	for _, m := range []string{"opus", "sonnet", ""} {
+		if got := f.pick(m); got != "b" {
+			t.Fatalf("%q picked %s, want b", m, got)
+		}
+	}
+	if s := f.status("a"); s.State != api.StateParked {
+		t.Fatalf("state %s, want parked", s.State)
+	}
+	// A park is not a cooldown: no time ends it.
+	f.clk.Advance(24 * time.Hour)
+	if got := f.pick("opus"); got != "b" {
+		t.Fatalf("after a day picked %s, want b", got)
+	}
+}
+
+// A park neither reads nor writes the ladder: the first rate limit after
+// one is still step 1.
+func TestParkLeavesLadderAlone(t *testing.T) {
+	f := newFixture(t, Config{}, "a")
+	f.p.Park("a", "opus", api.ParkPayment, "x")
+	f.p.Park("a", "", api.ParkRelogin, "y")
+	if st := f.p.State(); len(st.Credentials["a"].Ladders) != 0 || len(st.Credentials["a"].Cooldowns) != 0 {
+		t.Fatalf("park wrote ladder or cooldown state: %+v", st.Credentials["a"])
+	}
+	if res := f.p.CoolDown("a", "", ScopeCredential, 0, ""); res.Step != 1 {
+		t.Fatalf("first hit after parks: step %d, want 1", res.Step)
+	}
+}
+
+// Reset clears payment parks, every cooldown and the ladder, at once; a
+// re-login park stays until a login.
+func TestResetClearsPaymentParksCooldownsAndLadder(t *testing.T) {
+	f := newFixture(t, Config{}, "a")
+	f.p.CoolDown("a", "", ScopeCredential, 0, "429")
+	f.p.CoolDown("a", "opus", ScopeModel, time.Hour, "model limit")
+	f.p.CoolDown("a", "", ScopeProvider, 0, "egress")
+	f.p.Park("a", "opus", api.ParkPayment, "plan")
+	f.p.Park("a", "", api.ParkPayment, "billing")
+	f.p.Park("a", "", api.ParkRelogin, "revoked")
+	f.rec.take()
+
+	if err := f.p.Reset("a"); err != nil {
+		t.Fatal(err)
+	}
+	s := f.status("a")
+	if len(s.Cooldowns) != 0 || len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin || s.State != api.StateParked {
+		t.Fatalf("after Reset: %+v, want no cooldowns and only the relogin park", s)
+	}
+	if f.p.ProviderCooldown("anthropic") != nil {
+		t.Fatal("provider cooldown survived Reset")
+	}
+	ended := f.rec.take(api.EventCooldownEnded)
+	if len(ended) != 3 || ended[0].Scope != "provider" || ended[1].Scope != "credential" || ended[2].Model != "opus" {
+		t.Fatalf("cooldown_ended events %+v, want provider, credential, opus", ended)
+	}
+	f.p.Unpark("a")
+	if got := f.pick("opus"); got != "a" {
+		t.Fatal("not usable after Reset and Unpark")
+	}
+	// The ladder starts over: the next hit is step 1, not 2.
+	if res := f.p.CoolDown("a", "", ScopeCredential, 0, ""); res.Step != 1 {
+		t.Fatalf("after Reset step %d, want 1", res.Step)
+	}
+	// The timers of cleared cooldowns must not fire anything later.
+	f.rec.take()
+	f.clk.Advance(2 * time.Hour)
+	if ev := f.rec.take(api.EventCooldownEnded); len(ev) != 1 || ev[0].Scope != "credential" {
+		t.Fatalf("cooldown_ended %+v, want only the new credential cooldown's", ev)
+	}
+	if err := f.p.Reset("nope"); err != ErrUnknown {
+		t.Fatalf("Reset(unknown) = %v, want ErrUnknown", err)
+	}
+}
+
+func TestReloginParkEmitsReloginRequiredOnce(t *testing.T) {
+	f := newFixture(t, Config{}, "max")
+	f.p.Add(Credential{ID: "max", Provider: "anthropic", Label: "Max", Kind: api.KindOAuth, Source: "claude-code"})
+	f.rec.take()
+	f.p.Park("max", "", api.ParkRelogin, "refresh token reused")
+	f.p.Park("max", "", api.ParkRelogin, "refresh token reused")
+	// A login is never per model: this is the same park.
+	f.p.Park("max", "opus", api.ParkRelogin, "invalid_grant")
+	ev := f.rec.take()
+	if len(ev) != 2 || ev[0].Type != api.EventParked || ev[1].Type != api.EventReloginRequired {
+		t.Fatalf("events %+v, want parked then relogin_required, once", ev)
+	}
+	p := ev[0]
+	if p.CredentialID != "max" || p.Provider != "anthropic" || p.Label != "Max" || p.Kind != api.ParkRelogin ||
+		p.Model != "" || p.Reason != "refresh token reused" || p.State != api.StateParked || p.Time != t0 {
+		t.Fatalf("parked event %+v", p)
+	}
+	if r := ev[1]; r.CredentialID != "max" || r.Reason != "refresh token reused" {
+		t.Fatalf("relogin_required event %+v", r)
+	}
+	s := f.status("max")
+	if len(s.Parks) != 1 || s.Parks[0].Reason != "invalid_grant" {
+		t.Fatalf("parks %+v, want one, with the latest reason", s.Parks)
+	}
+	u := f.unavailable("opus")
+	want := "no anthropic credential can take a request for opus now: Max: log in again in claude-code, then subpool import claude-code (invalid_grant)"
+	if u.Error() != want {
+		t.Fatalf("Error() = %q\nwant      %q", u.Error(), want)
+	}
+}
+
+func TestUnparkClearsEveryPark(t *testing.T) {
+	f := newFixture(t, Config{}, "a")
+	f.p.Park("a", "", api.ParkRelogin, "revoked")
+	f.p.Park("a", "opus", api.ParkPayment, "plan")
+	f.rec.take()
+	f.p.Unpark("a")
+	f.p.Unpark("a") // nothing left: no second event
+	ev := f.rec.take()
+	if len(ev) != 1 || ev[0].Type != api.EventCredentialUpdated || ev[0].State != api.StateReady {
+		t.Fatalf("events %+v, want one credential_updated ready", ev)
+	}
+	if got := f.pick("opus"); got != "a" {
+		t.Fatal("not usable after Unpark")
+	}
+}

@@ -1,0 +1,384 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// PickRequest says what a request needs.
+type PickRequest struct {
+	Provider string // "" picks among all providers
+	// Model is the requested model; model cooldowns and parks apply only
+	// to it. Empty (e.g. a model listing) skips them.
+	Model string
+	// Affinity is a conversation key: requests with the same key stay on
+	// one credential while it is usable, so the upstream's prompt cache
+	// keeps working. Empty means none.
+	Affinity string
+	// Exclude names credentials this request already tried.
+	Exclude map[string]bool
+}
+
+// Lease is one in-flight slot on a credential. Release it when the
+// attempt is over, however it ended.
+type Lease struct {
+	Credential Credential // as it was when the lease was taken
+
+	p        *Pool
+	c        *cred
+	released bool // guarded by p.mu
+}
+
+// Release frees the in-flight slot. It is idempotent, and harmless after
+// the credential was removed.
+func (l *Lease) Release() {
+	if l == nil || l.p == nil {
+		return
+	}
+	p := l.p
+	p.mu.Lock()
+	if !l.released {
+		l.released = true
+		l.c.inFlight--
+	}
+	p.mu.Unlock()
+}
+
+// Pick returns a lease on the best credential for req, or an
+// *Unavailable when none can take it now.
+//
+// Usable means: not excluded, not paused, not parked (as a whole or for
+// req.Model), not cooling (itself, for req.Model, or its provider), and
+// under its in-flight limit. Among those, in order:
+//
+//  1. the credential req.Affinity was last bound to, while it is usable;
+//  2. the most headroom (api.Utilization.Headroom, ignoring windows that
+//     have since reset), where credentials within 5 points of the best
+//     (headroomTolerance) count as equal, so usage that differs by noise
+//     still shares the load;
+//  3. among those, the least recently used, so equal credentials alternate;
+//  4. the order added.
+//
+// When the affinity key's credential is not usable, the key is bound to
+// the one picked instead and stays there: moving back would break the
+// new credential's cache for no gain.
+func (p *Pool) Pick(req PickRequest) (*Lease, error) {
+	p.mu.Lock()
+	now := p.clk.Now()
+	var best *cred
+	var bound *affEntry
+	if req.Affinity != "" {
+		bound = p.aff.lookup(req.Provider, req.Affinity)
+		if bound != nil && bound.usable(req.Provider, now, p.aff.idle) && p.check(bound.c, req.Model, req.Exclude, now) == blockNone {
+			best = bound.c
+		}
+	}
+	if best == nil {
+		list := p.listLocked(req.Provider)
+		// One pass to find the usable and the best headroom, one over the
+		// usable to pick; the buffer keeps a pool of ordinary size off
+		// the heap.
+		var buf [16]candidate
+		usable := buf[:0]
+		top := 0.0
+		for _, c := range list {
+			if p.check(c, req.Model, req.Exclude, now) == blockNone {
+				h := headroomAt(c.util, now)
+				top = max(top, h)
+				usable = append(usable, candidate{c, h})
+			}
+		}
+		if len(usable) == 0 {
+			u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now)
+			p.mu.Unlock()
+			return nil, u
+		}
+		for _, x := range usable {
+			if x.h >= top-headroomTolerance && (best == nil || x.c.seq < best.seq) {
+				best = x.c
+			}
+		}
+	}
+	if req.Affinity != "" {
+		if bound != nil {
+			bound.c, bound.last = best, now
+		} else {
+			p.aff.bind(req.Provider, req.Affinity, best, now)
+		}
+	}
+	l := p.leaseLocked(best, now)
+	p.mu.Unlock()
+	return l, nil
+}
+
+// Acquire takes a slot on one credential again, e.g. after a capacity wait
+// released it or for an in-place retry. It returns ErrUnknown, or an
+// *Unavailable describing that one credential when it is not usable for
+// model now. The affinity map is left alone.
+func (p *Pool) Acquire(id, model string) (*Lease, error) {
+	p.mu.Lock()
+	c := p.byID[id]
+	if c == nil {
+		p.mu.Unlock()
+		return nil, ErrUnknown
+	}
+	now := p.clk.Now()
+	if p.check(c, model, nil, now) != blockNone {
+		u := p.unavailable(c.Provider, model, []*cred{c}, nil, now)
+		p.mu.Unlock()
+		return nil, u
+	}
+	l := p.leaseLocked(c, now)
+	p.mu.Unlock()
+	return l, nil
+}
+
+type candidate struct {
+	c *cred
+	h float64 // headroom
+}
+
+func (p *Pool) leaseLocked(c *cred, now time.Time) *Lease {
+	p.seq++
+	c.seq = p.seq
+	c.lastUsed = now
+	c.inFlight++
+	return &Lease{Credential: c.Credential, p: p, c: c}
+}
+
+// block is why a credential cannot take a request, in the order checked.
+type block uint8
+
+const (
+	blockNone block = iota
+	blockPaused
+	blockParked
+	blockCooling
+	blockBusy
+	blockExcluded
+)
+
+// check says whether c can take a request for model now. The order puts
+// what only a person can fix first, then what time fixes, then what other
+// requests finishing fix. Requires p.mu.
+func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Time) block {
+	switch {
+	case c.paused:
+		return blockPaused
+	case len(c.parks) > 0 && c.parkFor(model) != nil:
+		return blockParked
+	case active(c.prov.cool, now) || active(c.cool, now):
+		return blockCooling
+	case model != "" && len(c.models) > 0 && active(c.models[model], now):
+		return blockCooling
+	case p.full(c):
+		return blockBusy
+	case exclude[c.ID]:
+		return blockExcluded
+	}
+	return blockNone
+}
+
+func (p *Pool) full(c *cred) bool {
+	n := p.limit(c)
+	return n > 0 && c.inFlight >= n
+}
+
+func (p *Pool) limit(c *cred) int {
+	if c.MaxInFlight > 0 {
+		return c.MaxInFlight
+	}
+	return p.cfg.MaxInFlight
+}
+
+// longest returns the cooldown that keeps c out for model the longest, or
+// nil when none holds. Requires p.mu.
+func longest(c *cred, model string, now time.Time) *cooldown {
+	var w *cooldown
+	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model]} {
+		if active(e, now) && (w == nil || e.until.After(w.until)) {
+			w = e
+		}
+	}
+	return w
+}
+
+// headroomTolerance is how close to the best headroom counts as equal.
+// Compared exactly, a credential at 41% used would take every request from
+// one at 42% until its next response reported back, and concurrent
+// requests would pile onto it.
+const headroomTolerance = 0.05
+
+// headroomAt is api.Utilization.Headroom, except that a window whose reset
+// time has passed counts as empty: its usage was reported before the reset,
+// and a credential that is never picked would never report anew.
+func headroomAt(u *api.Utilization, now time.Time) float64 {
+	if u == nil {
+		return 1
+	}
+	return 1 - min(usedAt(u, now), 1)
+}
+
+func usedAt(u *api.Utilization, now time.Time) float64 {
+	used := 0.0
+	for _, w := range [...]*api.Window{u.FiveHour, u.SevenDay} {
+		if w == nil || (w.ResetsAt != nil && !now.Before(*w.ResetsAt)) {
+			continue
+		}
+		used = max(used, w.Used)
+	}
+	return used
+}
+
+// Unavailable is Pick's error when no credential can take the request now.
+// Each credential of the provider is counted once, under the first that
+// applies of Paused, Parked, Cooling, Busy, Excluded.
+type Unavailable struct {
+	Provider string
+	Model    string
+	Total    int // credentials of the provider (1 for Acquire)
+
+	Paused, Parked, Cooling, Busy int
+	// Excluded counts credentials usable but already tried by this request.
+	Excluded int
+	// NextReady is the shortest wait until a cooling credential is usable
+	// again, HasNext whether there is one. Paused, parked and busy ones do
+	// not count: the first two wait on a person, the last on other
+	// requests, neither on the clock.
+	NextReady time.Duration
+	HasNext   bool
+	// Reasons has one line per credential that is not usable, in plain
+	// words: "key-a: cooling 4m10s (429 rate_limit_error)".
+	Reasons []string
+}
+
+// Error is one line a person can act on.
+func (u *Unavailable) Error() string {
+	forModel := ""
+	if u.Model != "" {
+		forModel = " for " + u.Model
+	}
+	switch {
+	case u.Total == 0:
+		return fmt.Sprintf("no %s credentials; add one with `subpool add-key %s`", u.Provider, u.Provider)
+	case u.Cooling == u.Total && u.HasNext && u.Total == 1:
+		return fmt.Sprintf("the only %s credential is cooling down%s; ready in %s", u.Provider, forModel, human(u.NextReady))
+	case u.Cooling == u.Total && u.HasNext:
+		return fmt.Sprintf("all %d %s credentials are cooling down%s; next ready in %s", u.Total, u.Provider, forModel, human(u.NextReady))
+	}
+	s := fmt.Sprintf("no %s credential can take a request%s now: %s", u.Provider, forModel, strings.Join(u.Reasons, "; "))
+	if u.HasNext {
+		s += "; next ready in " + human(u.NextReady)
+	}
+	return s
+}
+
+// unavailable explains why none of list can take a request. Requires p.mu.
+func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[string]bool, now time.Time) *Unavailable {
+	u := &Unavailable{Provider: provider, Model: model, Total: len(list)}
+	for _, c := range list {
+		var why string
+		switch p.check(c, model, exclude, now) {
+		case blockPaused:
+			u.Paused++
+			why = "paused (subpool resume " + c.ID + ")"
+		case blockParked:
+			u.Parked++
+			why = parkWords(c.parkFor(model), c)
+		case blockCooling:
+			u.Cooling++
+			e := longest(c, model, now)
+			d := e.until.Sub(now)
+			if !u.HasNext || d < u.NextReady {
+				u.NextReady, u.HasNext = d, true
+			}
+			why = "cooling " + human(d)
+			switch e.scope {
+			case ScopeModel:
+				why += " for " + e.model
+			case ScopeProvider:
+				why += ", " + c.Provider + "-wide"
+			}
+			if e.reason != "" {
+				why += " (" + e.reason + ")"
+			}
+		case blockBusy:
+			u.Busy++
+			why = fmt.Sprintf("busy (%d in flight, limit %d)", c.inFlight, p.limit(c))
+		case blockExcluded:
+			u.Excluded++
+			why = "already tried by this request"
+		default:
+			continue
+		}
+		u.Reasons = append(u.Reasons, c.name()+": "+why)
+	}
+	return u
+}
+
+func parkWords(pk *api.Park, c *cred) string {
+	var s string
+	switch {
+	case pk.Kind == api.ParkRelogin && c.Source != "":
+		s = "log in again in " + c.Source + ", then subpool import " + c.Source
+	case pk.Kind == api.ParkRelogin:
+		s = "log in again (subpool login " + c.Provider + ")"
+	case pk.Model != "":
+		s = "plan or billing does not cover " + pk.Model
+	default:
+		s = "billing needs attention"
+	}
+	if pk.Reason != "" {
+		s += " (" + pk.Reason + ")"
+	}
+	return s
+}
+
+// NextReady is how long until a credential of provider can take a request
+// for model, judged from the pool as it is now: (0, true) when one can
+// already, the shortest remaining cooldown when only cooldowns stand in
+// the way, and (0, false) when none will become usable by time alone.
+// Like Unavailable.NextReady, a credential at its in-flight limit does not
+// count: it frees up when a request ends, not at a time.
+func (p *Pool) NextReady(provider, model string) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clk.Now()
+	var next time.Duration
+	has := false
+	for _, c := range p.listLocked(provider) {
+		switch p.check(c, model, nil, now) {
+		case blockNone:
+			return 0, true
+		case blockCooling:
+			if d := longest(c, model, now).until.Sub(now); !has || d < next {
+				next, has = d, true
+			}
+		}
+	}
+	return next, has
+}
+
+// human formats a wait for people: whole seconds rounded up, no zero
+// units ("5m", "4m10s", "1h2m"); "0s" never shows for a wait still running.
+func human(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	if s <= 0 {
+		return "0s"
+	}
+	h, m, sec := s/3600, s/60%60, s%60
+	var b strings.Builder
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if sec > 0 && h == 0 {
+		fmt.Fprintf(&b, "%ds", sec)
+	}
+	return b.String()
+}
