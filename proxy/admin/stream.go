@@ -1,0 +1,165 @@
+package admin
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/events"
+)
+
+// readLimit bounds what a client may send: nothing it sends means anything
+// (messages are discarded), so anything big is a misbehaving peer.
+const readLimit = 512
+
+// serveEvents is the event websocket. The first message is a snapshot
+// (type "snapshot", the status, and as id the last event id it reflects),
+// then one message per event. With ?since=ID, and the hub still holding
+// every event after ID, the snapshot is left out and the missed events come
+// first instead. The handshake answer says which it will be (HeaderResume),
+// the id where a replay ends (HeaderStart), and which proxy process this is
+// (HeaderBoot). A client resuming passes the boot back as ?boot=, so an id
+// from before a restart gets a snapshot, not a replay of the new process's
+// unrelated events.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var since uint64
+	// since=0 is a resume too: the reader holds a snapshot taken before
+	// the first event. Only a missing since means a new reader.
+	resume := q.Has("since")
+	if resume {
+		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "since must be an event id (a whole number), as received in the id field")
+			return
+		}
+		since = n
+	}
+	if boot := q.Get("boot"); boot != "" && boot != h.hub.Boot() {
+		resume, since = false, 0
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		writeError(w, http.StatusBadRequest, "this is a websocket endpoint: connect with a websocket client (websocat, or the subpool client package)")
+		return
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "the proxy is stopping; reconnect once it is back")
+		return
+	}
+	h.streams.Add(1)
+	h.mu.Unlock()
+	defer h.streams.Done()
+
+	// Subscribe before the upgrade so the handshake can say whether a
+	// replay or a snapshot follows.
+	subscribe := h.hub.Subscribe
+	if resume {
+		subscribe = h.hub.Resume
+	}
+	sub, replayed := subscribe(since, h.queue)
+	defer sub.Close()
+	first := "snapshot"
+	if replayed {
+		first = "replay"
+	}
+	conn, err := h.upgrader.Upgrade(w, r, http.Header{
+		HeaderBoot:   {h.hub.Boot()},
+		HeaderResume: {first},
+		HeaderStart:  {strconv.FormatUint(sub.Start(), 10)},
+	})
+	if err != nil {
+		return // Upgrade has answered the client
+	}
+	defer conn.Close()
+
+	readDone := make(chan struct{})
+	go h.discardReads(conn, readDone)
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go h.closeWhenDone(conn, sub, stop)
+
+	if !replayed {
+		// Taken after Subscribe: the snapshot may already show some of the
+		// events that follow it, never miss one. Events are idempotent on
+		// state, so a client applying one twice ends up right.
+		st := h.backend.Status(r.Context())
+		snap := api.Event{ID: sub.Start(), Type: api.EventSnapshot, Time: h.clk.Now().UTC(), Snapshot: &st}
+		if h.write(conn, snap) != nil {
+			return
+		}
+	}
+
+	ping := time.NewTicker(h.pingPeriod)
+	defer ping.Stop()
+	for {
+		select {
+		case e, ok := <-sub.C():
+			if !ok {
+				return // dropped or closed; closeWhenDone has said why
+			}
+			if h.write(conn, e) != nil {
+				return
+			}
+		case <-ping.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(h.writeWait)) != nil {
+				return
+			}
+		case <-readDone:
+			return
+		}
+	}
+}
+
+func (h *Handler) write(conn *websocket.Conn, e api.Event) error {
+	conn.SetWriteDeadline(time.Now().Add(h.writeWait))
+	return conn.WriteJSON(e)
+}
+
+// discardReads is the connection's one reader. Clients have nothing to say;
+// reading is still needed to process pongs and the close handshake, and to
+// notice a peer that has gone silent (no pong within pongWait).
+func (h *Handler) discardReads(conn *websocket.Conn, done chan<- struct{}) {
+	defer close(done)
+	conn.SetReadLimit(readLimit)
+	conn.SetReadDeadline(time.Now().Add(h.pongWait))
+	conn.SetPongHandler(func(string) error {
+		return conn.SetReadDeadline(time.Now().Add(h.pongWait))
+	})
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			return
+		}
+	}
+}
+
+// closeWhenDone closes the connection as soon as the hub drops the
+// subscription or the handler closes. The writer cannot be relied on for
+// this: with a peer that does not read, it sits in a socket write for up to
+// writeWait, and the peer should learn at once that it must resync.
+func (h *Handler) closeWhenDone(conn *websocket.Conn, sub *events.Subscription, stop <-chan struct{}) {
+	var code int
+	var text string
+	select {
+	case <-stop:
+		return
+	case <-sub.Done():
+		if !sub.Dropped() {
+			return
+		}
+		h.logf("admin: event listener fell behind (its queue of %d events filled); disconnected", h.queue)
+		code, text = websocket.ClosePolicyViolation, "fell behind; reconnect with ?since=<last id received>"
+	case <-h.closing:
+		code, text = websocket.CloseGoingAway, "proxy stopping; reconnect with ?since=<last id received>"
+	}
+	// Best effort: a peer that does not read has no room for the frame
+	// either, and then the deadline ends the attempt.
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(h.writeWait))
+	conn.Close()
+}
