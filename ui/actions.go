@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/ui/view"
+)
+
+// The panel's actions. Each runs on the UI goroutine, says what it started
+// in the status line, and hands the network call to UI.async. The row's new
+// state arrives on the event stream, not from the call's answer.
+
+// call runs one per-credential backend method.
+func (p *panel) call(verb string, row view.Row, fn func(ctx context.Context, id string) error) {
+	id, label := row.ID, row.Label
+	p.setStatus(verb+" "+label+"…", false)
+	p.u.async(verb, func(ctx context.Context) (func(), error) {
+		if err := fn(ctx, id); err != nil {
+			return nil, fmt.Errorf("%s %s failed: %w", verb, label, err)
+		}
+		return func() { p.setStatus(verb+" "+label+": done", false) }, nil
+	})
+}
+
+func (p *panel) pauseOrResume(row view.Row) {
+	if row.Paused {
+		p.call("Resume", row, p.u.opts.Backend.Resume)
+		return
+	}
+	p.call("Pause", row, p.u.opts.Backend.Pause)
+}
+
+func (p *panel) reset(row view.Row) { p.call("Reset", row, p.u.opts.Backend.Reset) }
+
+func (p *panel) remove(row view.Row) {
+	msg := "subpool forgets it and deletes its secret from the keychain."
+	if strings.Contains(row.Detail, "imported") {
+		msg += " The tool it was imported from keeps its own login."
+	}
+	dialog.ShowConfirm("Remove "+row.Label+"?", msg, func(ok bool) {
+		if ok {
+			p.call("Remove", row, p.u.opts.Backend.Remove)
+		}
+	}, p.u.win)
+}
+
+// relogin fixes a refused credential: a new login for a subscription, a
+// new key for an API key.
+func (p *panel) relogin(row view.Row) {
+	if row.Kind == api.KindAPIKey {
+		p.showKeyForm(row.Provider, row.Label)
+		return
+	}
+	p.startLogin(row.Provider, row.Label)
+}
+
+func (p *panel) startLogin(provider, label string) {
+	name := view.ProviderTitle(provider)
+	p.setStatus("Starting the "+name+" login…", false)
+	p.u.async("login", func(ctx context.Context) (func(), error) {
+		ls, err := p.u.opts.Backend.StartLogin(ctx, provider, label)
+		if err != nil {
+			return nil, fmt.Errorf("could not start the %s login: %w", name, err)
+		}
+		return func() {
+			u, err := url.Parse(ls.URL)
+			if err == nil {
+				err = p.u.app.OpenURL(u)
+			}
+			if err != nil {
+				p.setStatus("Open this address in your browser to log in to "+name+": "+ls.URL, false)
+				return
+			}
+			p.setStatus("Finish the "+name+" login in your browser; the credential shows up here when it is done.", false)
+		}, nil
+	})
+}
+
+func (p *panel) importFrom(source, name string) {
+	p.setStatus("Importing from "+name+"…", false)
+	p.u.async("import", func(ctx context.Context) (func(), error) {
+		if err := p.u.opts.Backend.Import(ctx, source); err != nil {
+			return nil, fmt.Errorf("could not import from %s: %w", name, err)
+		}
+		return func() { p.setStatus("Imported from "+name+"; "+name+" keeps working as before.", false) }, nil
+	})
+}
+
+func (p *panel) showAddMenu() {
+	m := fyne.NewMenu("",
+		fyne.NewMenuItem("Log in with Claude…", func() { p.startLogin("anthropic", "") }),
+		fyne.NewMenuItem("Log in with ChatGPT…", func() { p.startLogin("openai", "") }),
+		fyne.NewMenuItem("Paste an API key…", func() { p.showKeyForm("", "") }),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Import from Claude Code", func() { p.importFrom("claude-code", "Claude Code") }),
+		fyne.NewMenuItem("Import from Codex CLI", func() { p.importFrom("codex", "Codex CLI") }),
+	)
+	widget.ShowPopUpMenuAtRelativePosition(m, p.u.win.Canvas(), fyne.NewPos(0, p.add.Size().Height), p.add)
+}
+
+// showKeyForm asks for an API key. provider and label preset it when a
+// refused key is being replaced.
+func (p *panel) showKeyForm(provider, label string) {
+	providers := p.u.last.Providers
+	if provider == "" && len(providers) > 0 {
+		provider = providers[0]
+	}
+	sel := widget.NewSelect(providers, nil)
+	sel.SetSelected(provider)
+	name := widget.NewEntry()
+	name.SetPlaceHolder("work key")
+	name.SetText(label)
+	name.Validator = func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("give it a name you will recognise")
+		}
+		return nil
+	}
+	key := widget.NewPasswordEntry()
+	key.Validator = func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return errors.New("paste the key")
+		}
+		return nil
+	}
+	items := []*widget.FormItem{
+		widget.NewFormItem("Provider", sel),
+		widget.NewFormItem("Label", name),
+		widget.NewFormItem("Key", key),
+	}
+	dialog.ShowForm("Add an API key", "Add", "Cancel", items, func(ok bool) {
+		secret := strings.TrimSpace(key.Text)
+		key.SetText("") // the key lives in the keychain, not in a widget
+		if !ok {
+			return
+		}
+		prov, lab := sel.Selected, strings.TrimSpace(name.Text)
+		p.setStatus("Adding "+lab+"…", false)
+		p.u.async("add key", func(ctx context.Context) (func(), error) {
+			if err := p.u.opts.Backend.AddKey(ctx, prov, lab, secret); err != nil {
+				return nil, fmt.Errorf("could not add %s: %w", lab, err)
+			}
+			return func() { p.setStatus("Added "+lab+".", false) }, nil
+		})
+	}, p.u.win)
+}

@@ -1,0 +1,457 @@
+// Package ui is subpool's tray and panel. Like Tailscale's systray, it is
+// only a client: it reads the admin event stream, keeps the last state (in
+// ui/view), and turns clicks into admin API calls. It never touches secrets
+// or the pool.
+//
+// Threading: Fyne widgets belong to the UI goroutine. Two goroutines of ours
+// feed it: the reader folds events into the model and marks it dirty through
+// a one-slot channel; the render loop turns the model into a view.View (a
+// plain value) at most every redrawGap, plus once a second while something
+// counts down, and hands it over with fyne.Do. Backend calls are network
+// calls: taps start a goroutine for them and show the outcome with fyne.Do.
+package ui
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/subpool/subpool/assets"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/ui/view"
+)
+
+// Backend is the part of the admin client the tray calls. Each method is a
+// network round trip; the UI calls them only off its own goroutine.
+type Backend interface {
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+	Reset(ctx context.Context, id string) error
+	Remove(ctx context.Context, id string) error
+	// AddKey stores an API key for provider under label.
+	AddKey(ctx context.Context, provider, label, key string) error
+	// StartLogin begins an OAuth login; the user opens the URL it returns,
+	// and the proxy announces the result with credential_added.
+	StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error)
+	// Import takes over the login a CLI holds: "claude-code" or "codex".
+	Import(ctx context.Context, source string) error
+}
+
+// Tray is the part of desktop.App the tray needs. It is ours, not
+// desktop.App, because Fyne's test app does not implement desktop.App.
+type Tray interface {
+	SetSystemTrayMenu(*fyne.Menu)
+	SetSystemTrayIcon(fyne.Resource)
+	SetSystemTrayWindow(fyne.Window)
+}
+
+// Options configure the tray and the panel.
+type Options struct {
+	// Backend performs the actions. Required.
+	Backend Backend
+	// Events is the admin event stream: a snapshot first (and after every
+	// reconnect), then events; "offline" and "unauthorized" from the client
+	// itself. Required. A closed channel means the proxy is gone for good.
+	Events <-chan api.Event
+	// Clock drives countdowns. Nil means the wall clock.
+	Clock clock.Clock
+	// Address is the proxy address the menu shows. Empty means the one the
+	// snapshot reports.
+	Address string
+	// Setup returns what to paste so a tool ("claude-code", "codex",
+	// "opencode") uses the proxy, as `subpool env TOOL` prints it. Called
+	// off the UI goroutine. Nil hides "Copy setup".
+	Setup func(tool string) string
+	// StartAtLogin reports whether the login service is installed, and
+	// SetStartAtLogin changes it. Both are called off the UI goroutine.
+	// Either nil hides the menu item.
+	StartAtLogin    func() bool
+	SetStartAtLogin func(on bool) error
+	// Notify shows a desktop notification. Nil means the app's
+	// SendNotification. Called off the UI goroutine.
+	Notify func(*fyne.Notification)
+	// Quit runs when the user picks Quit, on the UI goroutine. Nil means
+	// a.Quit(); a Quit of your own (to stop an in-process proxy first) must
+	// end with a.Quit() itself.
+	Quit func()
+	// OpenPanel shows the panel at start, not only from the tray: for the
+	// demo, and for desktops where no tray host shows the icon (GNOME
+	// without the AppIndicator extension), which Fyne cannot detect.
+	OpenPanel bool
+	// Tray overrides the system tray. Nil means the app itself when it is a
+	// desktop app with a tray; without one, the panel opens as a window.
+	Tray Tray
+	// Logf logs problems nobody else will see. Nil means log.Printf.
+	Logf func(format string, args ...any)
+}
+
+const (
+	// redrawGap is the shortest time between two redraws: a burst of
+	// events (a request rotating through every credential) draws once.
+	redrawGap = 250 * time.Millisecond
+	// callTimeout bounds one admin call started from a click.
+	callTimeout = 30 * time.Second
+)
+
+// UI is the running tray and panel.
+type UI struct {
+	app   fyne.App
+	opts  Options
+	clock clock.Clock
+	tray  Tray
+	win   fyne.Window
+	panel *panel
+	icons map[view.TrayState]fyne.Resource
+
+	// do runs a function on the UI goroutine: fyne.Do, except in tests,
+	// which queue it to run on the test goroutine.
+	do func(func())
+
+	mu    sync.Mutex
+	model view.Model // guarded by mu
+
+	// dirty has one slot: any number of events between two redraws leave
+	// one mark, so the render loop never falls behind the stream.
+	dirty chan struct{}
+
+	// ctx bounds backend calls started by clicks; set before the UI runs.
+	ctx context.Context
+
+	// UI goroutine only.
+	last         view.View
+	shownIcon    view.TrayState
+	shownMenu    []view.MenuItem
+	startAtLogin *bool // nil until known, or when the option is off
+}
+
+// New builds the panel window and wires the tray on a. Call it on the main
+// goroutine before a.Run, then Start. Run does all three.
+func New(a fyne.App, o Options) *UI {
+	u := &UI{
+		app:   a,
+		opts:  o,
+		clock: o.Clock,
+		tray:  o.Tray,
+		do:    fyne.Do,
+		dirty: make(chan struct{}, 1),
+		ctx:   context.Background(),
+		icons: map[view.TrayState]fyne.Resource{
+			view.TrayReady:     fyne.NewStaticResource("subpool-ready.png", assets.Ready),
+			view.TrayCooling:   fyne.NewStaticResource("subpool-cooling.png", assets.Cooling),
+			view.TrayAttention: fyne.NewStaticResource("subpool-attention.png", assets.Attention),
+			view.TrayOffline:   fyne.NewStaticResource("subpool-offline.png", assets.Offline),
+		},
+	}
+	if u.clock == nil {
+		u.clock = clock.Real{}
+	}
+	if u.tray == nil {
+		if t, ok := a.(Tray); ok {
+			u.tray = t
+		}
+	}
+	if u.opts.Logf == nil {
+		u.opts.Logf = log.Printf
+	}
+	if u.opts.Notify == nil {
+		u.opts.Notify = a.SendNotification
+	}
+	u.model.Address = o.Address
+	if a.Icon() == nil {
+		a.SetIcon(fyne.NewStaticResource("subpool.png", assets.Icon))
+	}
+
+	u.win = a.NewWindow("subpool")
+	u.panel = newPanel(u)
+	u.win.SetContent(u.panel.content)
+	u.win.Resize(fyne.NewSize(560, 720))
+	u.show(u.model.View(u.clock.Now()))
+	if u.tray != nil {
+		// Left-click opens the panel; closing it only hides it.
+		u.tray.SetSystemTrayWindow(u.win)
+		u.win.SetCloseIntercept(u.win.Hide)
+	}
+	return u
+}
+
+// Window is the panel window.
+func (u *UI) Window() fyne.Window { return u.win }
+
+// Start runs the event reader and the render loop until ctx ends. Call it on
+// the UI goroutine, once.
+func (u *UI) Start(ctx context.Context) {
+	u.ctx = ctx
+	u.goSafe("events", func() { u.read(ctx) })
+	u.goSafe("render", func() { u.renderLoop(ctx) })
+	if u.opts.StartAtLogin != nil && u.opts.SetStartAtLogin != nil {
+		u.goSafe("start-at-login", func() {
+			on := u.opts.StartAtLogin()
+			u.do(func() {
+				u.startAtLogin = &on
+				u.showMenu()
+			})
+		})
+	}
+	if u.tray == nil || u.opts.OpenPanel {
+		u.win.Show() // without a tray nothing else would open it
+	}
+}
+
+// Run builds the tray on a, runs it until the user quits, and stops the
+// background work. It blocks like a.Run, and must be called on the main
+// goroutine.
+func Run(a fyne.App, o Options) {
+	u := New(a, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u.Start(ctx)
+	a.Run()
+}
+
+// read folds the stream into the model. The admin client reconnects by
+// itself and says so with events, so this is the whole loop.
+func (u *UI) read(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-u.opts.Events:
+			if !ok {
+				u.handle(api.Event{Type: view.EventOffline})
+				return
+			}
+			u.handle(ev)
+		}
+	}
+}
+
+// handle applies one event, sends what it calls for and marks the view
+// dirty. Safe from any goroutine.
+func (u *UI) handle(ev api.Event) {
+	u.mu.Lock()
+	notices := u.model.Apply(ev, u.clock.Now())
+	u.mu.Unlock()
+	for _, n := range notices {
+		u.opts.Notify(fyne.NewNotification(n.Title, n.Body))
+	}
+	u.markDirty()
+}
+
+func (u *UI) markDirty() {
+	select {
+	case u.dirty <- struct{}{}:
+	default: // a redraw is already due; it will see this change too
+	}
+}
+
+func (u *UI) currentView() view.View {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.model.View(u.clock.Now())
+}
+
+// renderLoop draws, then waits at least redrawGap and until the model is
+// dirty or, while something counts down, a second has passed.
+func (u *UI) renderLoop(ctx context.Context) {
+	for {
+		v := u.currentView()
+		u.do(func() { u.show(v) })
+		if clock.Sleep(ctx, u.clock, redrawGap) != nil {
+			return
+		}
+		var tick clock.Timer
+		var tickC <-chan time.Time
+		if v.Ticking {
+			tick = u.clock.NewTimer(time.Second - redrawGap)
+			tickC = tick.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-u.dirty:
+		case <-tickC:
+		}
+		if tick != nil {
+			tick.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// redraw draws the model now, on the UI goroutine. The render loop does the
+// same from its own goroutine; tests call this to draw synchronously.
+func (u *UI) redraw() { u.show(u.currentView()) }
+
+// show puts v on screen. UI goroutine only.
+func (u *UI) show(v view.View) {
+	u.last = v
+	u.panel.update(v)
+	u.win.SetTitle("subpool · " + v.Summary)
+	if u.tray == nil {
+		return
+	}
+	if v.Tray != u.shownIcon {
+		u.tray.SetSystemTrayIcon(u.icons[v.Tray])
+		u.shownIcon = v.Tray
+	}
+	u.showMenu()
+}
+
+// showMenu rebuilds the tray menu whole from the last view, the way
+// Tailscale's systray does: simpler than patching items, and the menu is
+// small. It skips identical menus, because some trays re-layout (and close
+// an open menu) on every update.
+func (u *UI) showMenu() {
+	if u.tray == nil {
+		return
+	}
+	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin})
+	if slices.EqualFunc(items, u.shownMenu, menuItemEqual) && u.shownMenu != nil {
+		return
+	}
+	u.shownMenu = items
+	u.tray.SetSystemTrayMenu(fyne.NewMenu("subpool", u.menuItems(items)...))
+}
+
+func menuItemEqual(a, b view.MenuItem) bool {
+	return a.Label == b.Label && a.Action == b.Action && a.Arg == b.Arg && a.Disabled == b.Disabled &&
+		a.Checked == b.Checked && a.Separator == b.Separator && slices.EqualFunc(a.Children, b.Children, menuItemEqual)
+}
+
+func (u *UI) menuItems(items []view.MenuItem) []*fyne.MenuItem {
+	out := make([]*fyne.MenuItem, 0, len(items))
+	for _, it := range items {
+		if it.Separator {
+			out = append(out, fyne.NewMenuItemSeparator())
+			continue
+		}
+		mi := &fyne.MenuItem{Label: it.Label, Disabled: it.Disabled, Checked: it.Checked, IsQuit: it.Action == view.ActQuit}
+		if len(it.Children) > 0 {
+			mi.ChildMenu = fyne.NewMenu(it.Label, u.menuItems(it.Children)...)
+		} else if it.Action != view.ActNone {
+			mi.Action = func() { u.menuAction(it) }
+		} else {
+			mi.Disabled = true
+		}
+		out = append(out, mi)
+	}
+	return out
+}
+
+// menuAction runs a picked tray item, on the UI goroutine. It reads the
+// credentials from the latest view, not from when the menu was built.
+func (u *UI) menuAction(it view.MenuItem) {
+	switch it.Action {
+	case view.ActOpenPanel:
+		u.win.Show()
+		u.win.RequestFocus()
+	case view.ActCopySetup:
+		u.copySetup(it.Arg, it.Label)
+	case view.ActPauseAll:
+		u.forAll("Pause", u.last.PauseIDs, u.opts.Backend.Pause)
+	case view.ActResumeAll:
+		u.forAll("Resume", u.last.ResumeIDs, u.opts.Backend.Resume)
+	case view.ActStartAtLogin:
+		u.toggleStartAtLogin()
+	case view.ActQuit:
+		if u.opts.Quit != nil {
+			u.opts.Quit()
+		} else {
+			u.app.Quit()
+		}
+	}
+}
+
+func (u *UI) copySetup(tool, name string) {
+	u.async("setup", func(context.Context) (func(), error) {
+		text := u.opts.Setup(tool)
+		return func() {
+			u.app.Clipboard().SetContent(text)
+			msg := "Paste it where " + name + " reads its settings."
+			u.panel.setStatus("Copied the setup for "+name+". "+msg, false)
+			// The menu closes on click; without a notice nothing says it worked.
+			u.goSafe("notify", func() { u.opts.Notify(fyne.NewNotification("Setup for "+name+" copied", msg)) })
+		}, nil
+	})
+}
+
+// forAll runs call for every id, one after the other, and reports once.
+func (u *UI) forAll(verb string, ids []string, call func(context.Context, string) error) {
+	ids = slices.Clone(ids)
+	u.panel.setStatus(fmt.Sprintf("%s all (%d)…", verb, len(ids)), false)
+	u.async(verb+" all", func(ctx context.Context) (func(), error) {
+		var failed int
+		var last error
+		for _, id := range ids {
+			if err := call(ctx, id); err != nil {
+				failed++
+				last = err
+			}
+		}
+		if failed > 0 {
+			err := fmt.Errorf("%s all: %d of %d failed: %w", verb, failed, len(ids), last)
+			u.opts.Notify(fyne.NewNotification("subpool", err.Error()))
+			return nil, err
+		}
+		return func() { u.panel.setStatus(fmt.Sprintf("%s all: done (%d)", verb, len(ids)), false) }, nil
+	})
+}
+
+func (u *UI) toggleStartAtLogin() {
+	if u.startAtLogin == nil {
+		return
+	}
+	on := !*u.startAtLogin
+	u.async("start at login", func(context.Context) (func(), error) {
+		if err := u.opts.SetStartAtLogin(on); err != nil {
+			u.opts.Notify(fyne.NewNotification("Start at login", "Could not change it: "+err.Error()))
+			return nil, err
+		}
+		return func() {
+			u.startAtLogin = &on
+			u.showMenu()
+		}, nil
+	})
+}
+
+// async runs call off the UI goroutine with a bounded context; the func it
+// returns runs on the UI goroutine afterwards, and an error lands in the
+// panel's status line.
+func (u *UI) async(what string, call func(ctx context.Context) (func(), error)) {
+	ctx := u.ctx
+	u.goSafe(what, func() {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		done, err := call(ctx)
+		u.do(func() {
+			if err != nil {
+				u.panel.setStatus(err.Error(), true)
+				return
+			}
+			if done != nil {
+				done()
+			}
+		})
+	})
+}
+
+// goSafe runs fn on its own goroutine and logs a panic instead of taking
+// the whole app down with it.
+func (u *UI) goSafe(name string, fn func()) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				u.opts.Logf("ui: %s: panic: %v\n%s", name, r, debug.Stack())
+			}
+		}()
+		fn()
+	}()
+}

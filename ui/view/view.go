@@ -1,0 +1,586 @@
+package view
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// TrayState is the one word the tray icon shows.
+type TrayState string
+
+const (
+	TrayReady     TrayState = "ready"     // every credential ready
+	TrayCooling   TrayState = "cooling"   // something cools down or waits; it passes on its own
+	TrayAttention TrayState = "attention" // the user must act: log in, billing, a provider exhausted
+	TrayOffline   TrayState = "offline"   // no live link to the proxy
+)
+
+// Level grades a badge or a meter. The panel maps it to a colour and always
+// shows words beside it, so colour is never the only signal.
+type Level int
+
+const (
+	LevelNeutral Level = iota // paused, unknown
+	LevelGood                 // ready; usage under 70 %
+	LevelInfo                 // cooling or waiting: passes on its own
+	LevelWarn                 // usage under 90 %; one model out
+	LevelBad                  // usage 90 % and over; needs the user
+)
+
+// Usage thresholds for the meter colours.
+const (
+	warnAt = 0.70
+	badAt  = 0.90
+)
+
+// UsageLevel grades a 0..1 usage fraction.
+func UsageLevel(used float64) Level {
+	switch {
+	case used >= badAt:
+		return LevelBad
+	case used >= warnAt:
+		return LevelWarn
+	}
+	return LevelGood
+}
+
+// Badge is the short state word on a row.
+type Badge struct {
+	Text  string
+	Level Level
+}
+
+// Meter is one usage window.
+type Meter struct {
+	Name   string  // "5h", "7d"
+	Value  float64 // 0..1
+	Level  Level
+	Text   string // "5h 42%"
+	Resets string // "resets in 2h10m", empty when unknown
+}
+
+// Row is one credential.
+type Row struct {
+	ID       string
+	Label    string
+	Provider string
+	Kind     string // api.KindAPIKey or api.KindOAuth; empty when unknown
+	Detail   string // "subscription · imported from Claude Code"
+	Badge    Badge
+	// Line is the one thing that matters about it now.
+	Line string
+	// Counting is set while a cooldown runs down; Countdown is then the
+	// remaining fraction: 1 at the start, 0 at the end.
+	Counting  bool
+	Countdown float64
+	FiveHour  *Meter
+	SevenDay  *Meter
+	Reason    string // the last reason, in plain words
+	Counts    string // "128 requests · 3 errors · 2 rate limits"
+
+	// Paused decides between the Pause and Resume button.
+	Paused bool
+	// Which actions apply now; all false while the link is down.
+	CanPause, CanResume, CanReset, CanRemove, CanRelogin bool
+	// ReloginText names the fix: "Log in again" for a login, "Replace key"
+	// for a refused API key.
+	ReloginText string
+}
+
+// Section is one provider.
+type Section struct {
+	Name    string
+	Title   string // "Claude"
+	Summary string // "2 of 3 ready", "none ready · next in 1m12s"
+	Level   Level
+	Notes   []string // provider-wide cooldowns, waits, fallbacks
+	Rows    []Row
+}
+
+// View is everything the tray and the panel draw at one instant.
+type View struct {
+	Tray    TrayState
+	Summary string // "3 ready · 1 cooling"
+	Conn    Conn
+	// Banner explains an offline or refused link; empty while online.
+	Banner string
+	// ReadOnly: no action can reach the proxy, so every button is off.
+	ReadOnly bool
+	Address  string
+	Sections []Section
+	Events   []string // newest first
+	// Ticking: something on screen counts down, so redraw every second.
+	Ticking bool
+	// Credentials the menu's Pause all / Resume all act on.
+	PauseIDs  []string
+	ResumeIDs []string
+	// Providers the add-key form offers.
+	Providers []string
+}
+
+func (m *Model) address() string {
+	if m.Address != "" {
+		return m.Address
+	}
+	return m.status.Listen
+}
+
+func (m *Model) stamp(t time.Time) string { return t.In(m.loc()).Format("15:04:05") }
+
+// View computes what to draw at now. It does not change the model.
+func (m *Model) View(now time.Time) View {
+	v := View{Conn: m.conn, Address: m.address(), ReadOnly: m.conn != Online}
+	var attention, cooling bool
+	var ready, cool, login, pay, paused, total int
+	for i := range m.status.Providers {
+		p := &m.status.Providers[i]
+		v.Providers = append(v.Providers, p.Name)
+		s, f := m.section(p, now, v.ReadOnly)
+		v.Sections = append(v.Sections, s)
+		attention = attention || f.attention
+		cooling = cooling || f.cooling
+		v.Ticking = v.Ticking || f.ticking
+		for _, r := range s.Rows {
+			total++
+			switch r.Badge.Text {
+			case badgeReady:
+				ready++
+			case badgeCooling, badgeLimited:
+				cool++
+			case badgeLogin:
+				login++
+			case badgePayment:
+				pay++
+			case badgePaused:
+				paused++
+			}
+		}
+		for _, c := range p.Credentials {
+			if c.State == api.StatePaused {
+				v.ResumeIDs = append(v.ResumeIDs, c.ID)
+			} else {
+				v.PauseIDs = append(v.PauseIDs, c.ID)
+			}
+		}
+	}
+	for _, name := range []string{"anthropic", "openai"} {
+		if !slices.Contains(v.Providers, name) {
+			v.Providers = append(v.Providers, name)
+		}
+	}
+
+	switch m.conn {
+	case Connecting, Offline:
+		v.Tray = TrayOffline
+	case Unauthorized:
+		v.Tray = TrayAttention
+	default:
+		switch {
+		case attention || total == 0:
+			v.Tray = TrayAttention
+		case cooling:
+			v.Tray = TrayCooling
+		default:
+			v.Tray = TrayReady
+		}
+	}
+
+	switch m.conn {
+	case Connecting:
+		v.Summary = "connecting"
+		v.Banner = fmt.Sprintf("Connecting to the proxy at %s…", v.Address)
+	case Offline:
+		v.Summary = "offline"
+		if m.everOnline {
+			v.Banner = fmt.Sprintf("The proxy at %s stopped answering at %s. subpool keeps trying to reconnect; what you see is from then.",
+				v.Address, m.stamp(m.droppedAt))
+		} else {
+			v.Banner = fmt.Sprintf("The proxy at %s is not answering. subpool keeps trying to connect.", v.Address)
+		}
+	case Unauthorized:
+		v.Summary = "admin token refused"
+		v.Banner = fmt.Sprintf("The proxy at %s refused subpool's admin token, so nothing here can be changed. "+
+			"It probably runs with another home: start the tray with the proxy's --home.", v.Address)
+	default:
+		if total == 0 {
+			v.Summary = "no credentials: add one"
+		} else {
+			v.Summary = joinNonEmpty(" · ",
+				countWord(ready, "ready"), countWord(cool, "cooling"), countWord(login, "needs a login"),
+				countWord(pay, "payment"), countWord(paused, "paused"))
+		}
+	}
+
+	n := min(m.recentN, MaxRecent)
+	v.Events = make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		v.Events = append(v.Events, m.recent[(m.recentN-i)%MaxRecent])
+	}
+	return v
+}
+
+func countWord(n int, word string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", n, word)
+}
+
+// Badge words. The counts in View.Summary key on them.
+const (
+	badgeReady   = "ready"
+	badgeCooling = "cooling"
+	badgeLimited = "limited" // usable, but one model cools down
+	badgePaused  = "paused"
+	badgeLogin   = "log in again"
+	badgePayment = "payment"
+	badgeParked  = "parked"
+)
+
+type flags struct{ attention, cooling, ticking bool }
+
+func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section, flags) {
+	s := Section{Name: p.Name, Title: ProviderTitle(p.Name), Level: LevelGood}
+	var f flags
+	pcool := activeProviderCool(p, now)
+	if pcool != nil {
+		f.cooling, f.ticking = true, true
+		s.Notes = append(s.Notes, joinNonEmpty(" · ",
+			fmt.Sprintf("every %s credential waits %s", s.Title, Dur(pcool.Until.Sub(now))), pcool.Reason))
+	}
+	ready := 0
+	for i := range p.Credentials {
+		r, rf := m.row(p, &p.Credentials[i], pcool, now, ro)
+		s.Rows = append(s.Rows, r)
+		f.attention = f.attention || rf.attention
+		f.cooling = f.cooling || rf.cooling
+		f.ticking = f.ticking || rf.ticking
+		if usable(&p.Credentials[i], pcool, now) {
+			ready++
+		}
+	}
+	for _, kind := range []string{api.WaitCapacity, api.WaitSoleProvider} {
+		w := m.waits[waitKey{p.Name, kind}]
+		if w == nil {
+			continue
+		}
+		f.cooling, f.ticking = true, true
+		s.Notes = append(s.Notes, m.waitNote(s.Title, kind, w, now))
+	}
+	ex, next := exhausted(p, now)
+	switch {
+	case len(p.Credentials) == 0:
+		s.Summary = "no credentials yet"
+		s.Level = LevelNeutral
+	case ex:
+		f.attention = true
+		s.Level = LevelBad
+		if next.IsZero() {
+			s.Summary = "none ready: every credential needs you"
+		} else {
+			s.Summary = "none ready · next in " + Dur(next.Sub(now))
+		}
+		if fb, ok := m.fallbacks[p.Name]; ok && fb.to != "" {
+			s.Notes = append(s.Notes, fmt.Sprintf("served by %s while %s cools down", ProviderTitle(fb.to), s.Title))
+		}
+	default:
+		s.Summary = fmt.Sprintf("%d of %d ready", ready, len(p.Credentials))
+		if ready < len(p.Credentials) {
+			s.Level = LevelInfo
+		}
+	}
+	return s, f
+}
+
+func (m *Model) waitNote(title, kind string, w *wait, now time.Time) string {
+	reqs := plural(int64(w.n), "request")
+	so := Dur(now.Sub(w.since)) + " so far"
+	if !w.until.IsZero() && w.until.After(now) {
+		so += ", " + Dur(w.until.Sub(now)) + " left"
+	}
+	if kind == api.WaitCapacity {
+		return fmt.Sprintf("%s is overloaded: holding %s until it has room (%s)", title, reqs, so)
+	}
+	return fmt.Sprintf("holding %s until a %s credential cools down (%s)", reqs, title, so)
+}
+
+func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.Cooldown, now time.Time, ro bool) (Row, flags) {
+	r := Row{
+		ID: c.ID, Label: c.Label, Provider: c.Provider, Kind: c.Kind,
+		Detail: detail(c), Reason: c.Reason, Counts: counts(c.Counters),
+	}
+	if r.Label == "" {
+		r.Label = c.ID
+	}
+	if r.Provider == "" {
+		r.Provider = p.Name
+	}
+	r.FiveHour = meter("5h", c.Usage, now, func(u *api.Utilization) *api.Window { return u.FiveHour })
+	r.SevenDay = meter("7d", c.Usage, now, func(u *api.Utilization) *api.Window { return u.SevenDay })
+
+	var f flags
+	relogin := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin })
+	payWide := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model == "" })
+	payModel := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model != "" })
+	cool := latestCool(c, scopeCredential, now)
+	if pcool != nil && (cool == nil || pcool.Until.After(cool.Until)) {
+		cool = pcool
+	}
+	modelCool := latestCool(c, scopeModel, now)
+
+	switch {
+	case c.State == api.StatePaused:
+		r.Badge = Badge{badgePaused, LevelNeutral}
+		r.Line = "paused"
+	case relogin != nil:
+		r.Badge = Badge{badgeLogin, LevelBad}
+		r.Line = "log in again"
+		if c.Kind == api.KindAPIKey {
+			r.Line = "key refused: replace it"
+		}
+		f.attention = true
+	case payWide != nil:
+		r.Badge = Badge{badgePayment, LevelBad}
+		r.Line = "payment: " + orWord(payWide.Reason, "billing problem")
+		f.attention = true
+	case cool != nil:
+		r.Badge = Badge{badgeCooling, LevelInfo}
+		m.countdown(&r, p.Name, c.ID, cool, now)
+		r.Line = joinNonEmpty(" · ", "cooling "+Dur(cool.Until.Sub(now)), cool.Reason, step(cool))
+		f.cooling = true
+	case c.State == api.StateParked:
+		r.Badge = Badge{badgeParked, LevelBad}
+		r.Line = joinNonEmpty(": ", "parked", c.Reason)
+		f.attention = true
+	case c.State == api.StateCooling && !hasScope(c, scopeCredential):
+		// The proxy says cooling but sent no end time: say so, without a bar.
+		r.Badge = Badge{badgeCooling, LevelInfo}
+		r.Line = joinNonEmpty(" · ", "cooling", c.Reason)
+		f.cooling = true
+	case payModel != nil:
+		r.Badge = Badge{badgePayment, LevelWarn}
+		r.Line = "payment: " + orWord(payModel.Reason, "plan lacks "+payModel.Model)
+		f.attention = true
+	case modelCool != nil:
+		r.Badge = Badge{badgeLimited, LevelWarn}
+		m.countdown(&r, p.Name, c.ID, modelCool, now)
+		r.Line = joinNonEmpty(" · ", modelCool.Model+" cooling "+Dur(modelCool.Until.Sub(now)), modelCool.Reason, step(modelCool))
+		f.cooling = true
+	default:
+		r.Badge = Badge{badgeReady, LevelGood}
+		parts := []string{"ready"}
+		for _, mt := range []*Meter{r.FiveHour, r.SevenDay} {
+			if mt != nil {
+				parts = append(parts, mt.Text)
+			}
+		}
+		r.Line = joinNonEmpty(" · ", parts...)
+	}
+	f.ticking = r.Counting
+	r.Paused = c.State == api.StatePaused
+
+	if !ro {
+		r.CanPause = c.State != api.StatePaused
+		r.CanResume = c.State == api.StatePaused
+		r.CanReset = len(activeCools(c, now)) > 0 || c.State == api.StateCooling ||
+			payWide != nil || payModel != nil
+		r.CanRemove = true
+		r.CanRelogin = relogin != nil
+	}
+	if relogin != nil {
+		r.ReloginText = "Log in again"
+		if c.Kind == api.KindAPIKey {
+			r.ReloginText = "Replace key"
+		}
+	}
+	return r, f
+}
+
+// countdown fills the bar fields for cd.
+func (m *Model) countdown(r *Row, provider, cred string, cd *api.Cooldown, now time.Time) {
+	k := keyOf(provider, cred, *cd)
+	if cd.Scope == scopeProvider {
+		k = coolKey{provider, "", scopeProvider, ""}
+	}
+	left := cd.Until.Sub(now)
+	start := now
+	if s, ok := m.spans[k]; ok && s.until.Equal(cd.Until) {
+		start = s.start
+	}
+	r.Counting = true
+	if total := cd.Until.Sub(start); total > 0 {
+		r.Countdown = min(1, float64(left)/float64(total))
+	} else {
+		r.Countdown = 1
+	}
+}
+
+func step(cd *api.Cooldown) string {
+	if cd.Step > 0 && cd.Steps > 0 {
+		return fmt.Sprintf("step %d/%d", cd.Step, cd.Steps)
+	}
+	return ""
+}
+
+func orWord(s, fallback string) string {
+	if s != "" {
+		return s
+	}
+	return fallback
+}
+
+func meter(name string, u *api.Utilization, now time.Time, pick func(*api.Utilization) *api.Window) *Meter {
+	if u == nil {
+		return nil
+	}
+	w := pick(u)
+	if w == nil {
+		return nil
+	}
+	used := max(0, min(1, w.Used))
+	mt := &Meter{Name: name, Value: used, Level: UsageLevel(used), Text: name + " " + Percent(used)}
+	if w.ResetsAt != nil && w.ResetsAt.After(now) {
+		mt.Resets = "resets in " + Dur(w.ResetsAt.Sub(now))
+	}
+	return mt
+}
+
+func detail(c *api.CredentialStatus) string {
+	kind := ""
+	switch c.Kind {
+	case api.KindOAuth:
+		kind = "subscription"
+	case api.KindAPIKey:
+		kind = "API key"
+	}
+	source := ""
+	switch c.Source {
+	case "":
+	case "claude-code":
+		source = "imported from Claude Code"
+	case "codex":
+		source = "imported from Codex CLI"
+	default:
+		source = "imported from " + c.Source
+	}
+	inflight := ""
+	if c.InFlight > 0 {
+		inflight = fmt.Sprintf("%d in flight", c.InFlight)
+	}
+	return joinNonEmpty(" · ", kind, source, inflight)
+}
+
+func counts(k api.Counters) string {
+	if k.Requests == 0 && k.Errors == 0 {
+		return "no requests yet"
+	}
+	errs, rl := "", ""
+	if k.Errors > 0 {
+		errs = plural(k.Errors, "error")
+	}
+	if k.RateLimits > 0 {
+		rl = plural(k.RateLimits, "rate limit")
+	}
+	return joinNonEmpty(" · ", plural(k.Requests, "request"), errs, rl)
+}
+
+func findPark(c *api.CredentialStatus, ok func(api.Park) bool) *api.Park {
+	if i := slices.IndexFunc(c.Parks, ok); i >= 0 {
+		return &c.Parks[i]
+	}
+	return nil
+}
+
+func hasScope(c *api.CredentialStatus, scope string) bool {
+	return slices.ContainsFunc(c.Cooldowns, func(cd api.Cooldown) bool { return scopeOf(cd) == scope })
+}
+
+func scopeOf(cd api.Cooldown) string {
+	if cd.Scope == "" {
+		return scopeCredential
+	}
+	return cd.Scope
+}
+
+// activeCools is every cooldown of c still running at now: the wire state
+// may lag a cooldown that ran out with no event yet.
+func activeCools(c *api.CredentialStatus, now time.Time) []api.Cooldown {
+	var out []api.Cooldown
+	for _, cd := range c.Cooldowns {
+		if cd.Until.After(now) {
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// latestCool is the running cooldown of scope that ends last.
+func latestCool(c *api.CredentialStatus, scope string, now time.Time) *api.Cooldown {
+	var best *api.Cooldown
+	for i := range c.Cooldowns {
+		cd := &c.Cooldowns[i]
+		if scopeOf(*cd) == scope && cd.Until.After(now) && (best == nil || cd.Until.After(best.Until)) {
+			best = cd
+		}
+	}
+	return best
+}
+
+func activeProviderCool(p *api.ProviderStatus, now time.Time) *api.Cooldown {
+	if p.Cooldown != nil && p.Cooldown.Until.After(now) {
+		return p.Cooldown
+	}
+	return nil
+}
+
+// usable: could the proxy pick c for an ordinary request at now?
+func usable(c *api.CredentialStatus, pcool *api.Cooldown, now time.Time) bool {
+	switch {
+	case c.State == api.StatePaused || c.State == api.StateParked:
+		return false
+	case findPark(c, func(x api.Park) bool { return x.Model == "" }) != nil:
+		return false
+	case pcool != nil:
+		return false
+	case latestCool(c, scopeCredential, now) != nil:
+		return false
+	case c.State == api.StateCooling && !hasScope(c, scopeCredential):
+		return false
+	}
+	return true
+}
+
+// exhausted: no credential of p can serve at now, and not because the user
+// paused them all. next is when the first one is ready again, zero when none
+// will be without the user (every one needs a login or billing).
+func exhausted(p *api.ProviderStatus, now time.Time) (ex bool, next time.Time) {
+	pcool := activeProviderCool(p, now)
+	unpaused := 0
+	for i := range p.Credentials {
+		c := &p.Credentials[i]
+		if usable(c, pcool, now) {
+			return false, time.Time{}
+		}
+		if c.State == api.StatePaused {
+			continue
+		}
+		unpaused++
+		if c.State == api.StateParked || findPark(c, func(x api.Park) bool { return x.Model == "" }) != nil {
+			continue
+		}
+		var at time.Time
+		if cd := latestCool(c, scopeCredential, now); cd != nil {
+			at = cd.Until
+		}
+		if pcool != nil && pcool.Until.After(at) {
+			at = pcool.Until
+		}
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return unpaused > 0, next
+}
