@@ -1,0 +1,119 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestErrorBody(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to Target
+		status   int
+		body     string
+		want     string // the translated body, exactly
+	}{
+		// Anthropic's 529, quoted in shared/reference/protocols.md; Codex
+		// retries server_is_overloaded.
+		{"overloaded to responses", Anthropic, OpenAIResponses, 529,
+			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011"}`,
+			`{"error":{"message":"Overloaded","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
+		{"rate limit to chat", Anthropic, OpenAIChat, 429,
+			`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`,
+			`{"error":{"message":"This request would exceed your account's rate limit. Please try again later.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+		{"billing to chat", Anthropic, OpenAIChat, 402,
+			`{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low."}}`,
+			`{"error":{"message":"Your credit balance is too low.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`},
+		// The Codex plan quota (protocols.md): Claude Code must see a
+		// rate limit, with the message.
+		{"codex usage limit", OpenAIResponses, Anthropic, 429,
+			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"pro","resets_at":1772370000}}`,
+			`{"type":"error","error":{"type":"rate_limit_error","message":"The usage limit has been reached"}}`},
+		{"bad key", OpenAIChat, Anthropic, 401,
+			`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+			`{"type":"error","error":{"type":"authentication_error","message":"Incorrect API key provided."}}`},
+		{"context too long", OpenAIChat, Anthropic, 400,
+			`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			`{"type":"error","error":{"type":"invalid_request_error","message":"This model's maximum context length is 128000 tokens."}}`},
+		{"quota", OpenAIChat, Anthropic, 429,
+			`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+			`{"type":"error","error":{"type":"billing_error","message":"You exceeded your current quota."}}`},
+		// A gateway's HTML page: the status decides, the text is kept.
+		{"html 503", OpenAIChat, Anthropic, 503,
+			`<html><body>Service Unavailable</body></html>`,
+			`{"type":"error","error":{"type":"overloaded_error","message":"<html><body>Service Unavailable</body></html>"}}`},
+		{"empty 504", Anthropic, OpenAIChat, 504, ``,
+			`{"error":{"message":"Gateway Timeout","type":"server_error","param":null,"code":null}}`},
+		{"same wire untouched", Anthropic, Anthropic, 500, `{"anything":1}`, `{"anything":1}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ErrorBody(tc.from, tc.to, tc.status, []byte(tc.body))
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestErrorBodyBoundsForeignText(t *testing.T) {
+	body := strings.Repeat("é", 400) // 800 bytes of two-byte runes
+	got := ErrorBody(OpenAIChat, Anthropic, 502, []byte(body))
+	var e aError
+	if err := json.Unmarshal(got, &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Error.Message) > 510 || !strings.HasSuffix(e.Error.Message, "…") || e.Error.Type != "api_error" {
+		t.Errorf("%d bytes, type %q: %q", len(e.Error.Message), e.Error.Type, e.Error.Message)
+	}
+}
+
+// Whatever an upstream sends, translation returns an error or a result;
+// it never panics, and a stream always ends in a terminal event of the
+// client's wire.
+func FuzzStream(f *testing.F) {
+	for _, s := range []string{
+		"data: " + chatRole + "\n\ndata: " + chatFirst + "\n\ndata: [DONE]\n\n",
+		"event: response.created\ndata: " + respCreated + "\n\nevent: response.output_text.delta\ndata: " + respFirst + "\n\n",
+		"event: message_start\ndata: " + antStart + "\n\nevent: content_block_delta\ndata: " + antFirst + "\n\n",
+		"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"name\":\"f\",\"arguments\":\"{\"}}]}}]}\n\n",
+	} {
+		for from := range 3 {
+			f.Add(uint8(from), []byte(s))
+		}
+	}
+	wires := []Target{Anthropic, OpenAIChat, OpenAIResponses}
+	f.Fuzz(func(t *testing.T, w uint8, src []byte) {
+		from := wires[int(w)%3]
+		for _, to := range targetsOf(from) {
+			var out bytes.Buffer
+			_ = Stream(&out, bytes.NewReader(src), from, to, "m")
+			if out.Len() > 0 {
+				validate(t, to, out.Bytes())
+			}
+		}
+	})
+}
+
+func FuzzRequest(f *testing.F) {
+	for file, wire := range map[string]uint8{"claude_code": 0, "opencode": 1, "codex": 2, "easy_input": 2} {
+		b, err := os.ReadFile("testdata/requests/" + file + ".json")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(wire, b)
+	}
+	wires := []Target{Anthropic, OpenAIChat, OpenAIResponses}
+	f.Fuzz(func(t *testing.T, w uint8, body []byte) {
+		from := wires[int(w)%3]
+		for _, to := range targetsOf(from) {
+			out, err := Request(from, to, body, "m")
+			if err == nil && !json.Valid(out) {
+				t.Fatalf("invalid JSON out: %s", out)
+			}
+		}
+	})
+}

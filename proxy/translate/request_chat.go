@@ -1,0 +1,388 @@
+package translate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+func (c *conv) chatToAnthropicRequest(body []byte, model string) ([]byte, error) {
+	r, err := c.readChat(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.writeAnthropic(r, model)
+}
+
+type chatIn struct {
+	Messages []struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  []cToolCall     `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
+	} `json:"messages"`
+	Tools []struct {
+		Type     string       `json:"type"`
+		Function cFunctionDef `json:"function"`
+	} `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Stop                json.RawMessage `json:"stop"`
+	Stream              bool            `json:"stream"`
+	User                string          `json:"user"`
+	SafetyIdentifier    string          `json:"safety_identifier"`
+	N                   *int            `json:"n"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Logprobs    bool     `json:"logprobs"`
+	TopLogprobs int      `json:"top_logprobs"`
+	Modalities  []string `json:"modalities"`
+}
+
+// readChat reads a Chat Completions request into the neutral form.
+// System and developer messages are hoisted into the system prompt in
+// order: Anthropic has no system turns.
+func (c *conv) readChat(body []byte) (*request, error) {
+	if _, err := c.checkFields(body, chatFields); err != nil {
+		return nil, err
+	}
+	var in chatIn
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("translate: chat request body: %w", err)
+	}
+	switch {
+	case in.N != nil && *in.N > 1:
+		return nil, c.refuse("n", "%d choices; Claude gives one", *in.N)
+	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
+		return nil, c.refuse("response_format", "type %q (structured output) is not translated", in.ResponseFormat.Type)
+	case in.Logprobs || in.TopLogprobs > 0:
+		return nil, c.refuse("logprobs", "Claude returns no log probabilities")
+	}
+	for _, m := range in.Modalities {
+		if m != "text" {
+			return nil, c.refuse("modalities", "output modality %q", m)
+		}
+	}
+
+	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, user: in.User, stopField: "stop"}
+	if r.user == "" {
+		r.user = in.SafetyIdentifier
+	}
+	r.maxTokens = in.MaxCompletionTokens
+	if r.maxTokens == nil {
+		r.maxTokens = in.MaxTokens
+	}
+	if !isNull(in.Stop) {
+		if isString(in.Stop) {
+			var s string
+			_ = json.Unmarshal(in.Stop, &s)
+			r.stop = []string{s}
+		} else if err := json.Unmarshal(in.Stop, &r.stop); err != nil {
+			return nil, fmt.Errorf("translate: stop: %w", err)
+		}
+	}
+
+	for i, m := range in.Messages {
+		field := path("messages", i)
+		switch m.Role {
+		case "system", "developer":
+			texts, bad, typ, err := stringOrTexts(m.Content, "text")
+			if err != nil {
+				return nil, fmt.Errorf("translate: %s.content: %w", field, err)
+			}
+			if bad >= 0 {
+				return nil, c.refuse(path(field+".content", bad), "%s content part type %q", m.Role, typ)
+			}
+			r.system = append(r.system, strings.Join(texts, "\n"))
+		case "user", "assistant":
+			parts, err := c.chatContent(m.Role, m.Content, field+".content")
+			if err != nil {
+				return nil, err
+			}
+			for j, tc := range m.ToolCalls {
+				if m.Role != "assistant" || (tc.Type != "" && tc.Type != "function") {
+					return nil, c.refuse(path(field+".tool_calls", j), "tool call type %q", tc.Type)
+				}
+				parts = append(parts, part{kind: callPart, call: toolCall{id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments}})
+			}
+			r.addTurn(m.Role, parts...)
+		case "tool":
+			texts, bad, typ, err := stringOrTexts(m.Content, "text")
+			if err != nil {
+				return nil, fmt.Errorf("translate: %s.content: %w", field, err)
+			}
+			if bad >= 0 {
+				return nil, c.refuse(path(field+".content", bad), "tool content part type %q", typ)
+			}
+			res := toolResult{id: m.ToolCallID}
+			if s := strings.Join(texts, ""); s != "" {
+				res.parts = []part{text(s)}
+			}
+			r.addTurn("user", part{kind: resultPart, res: res})
+		case "function":
+			return nil, c.refuse(field, "legacy function messages; use tool messages")
+		default:
+			return nil, fmt.Errorf("translate: %s: unknown role %q", field, m.Role)
+		}
+	}
+
+	for i, t := range in.Tools {
+		if t.Type != "function" {
+			return nil, c.refuse(path("tools", i), "tool type %q", t.Type)
+		}
+		r.tools = append(r.tools, tool{name: t.Function.Name, description: t.Function.Description, schema: t.Function.Parameters})
+	}
+	tc, err := c.openAIToolChoice(in.ToolChoice, func(raw json.RawMessage) (string, error) {
+		var n cNamedChoice
+		err := json.Unmarshal(raw, &n)
+		if n.Type != "function" {
+			return "", c.refuse("tool_choice", "type %q", n.Type)
+		}
+		return n.Function.Name, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.toolChoice = tc
+	r.noParallel = in.ParallelToolCalls != nil && !*in.ParallelToolCalls
+	if r.endsWithAssistant() {
+		return nil, c.refuse(path("messages", len(in.Messages)-1), "%s", endsWithAssistant)
+	}
+	return r, nil
+}
+
+// openAIToolChoice reads "auto" | "none" | "required" or a named choice,
+// whose shape differs between the two OpenAI wires.
+func (c *conv) openAIToolChoice(raw json.RawMessage, named func(json.RawMessage) (string, error)) (*toolChoice, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if isString(raw) {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		switch s {
+		case "auto", "none":
+			return &toolChoice{mode: s}, nil
+		case "required":
+			return &toolChoice{mode: "any"}, nil
+		}
+		return nil, c.refuse("tool_choice", "%q", s)
+	}
+	name, err := named(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &toolChoice{mode: "tool", name: name}, nil
+}
+
+func (c *conv) chatContent(role string, raw json.RawMessage, field string) ([]part, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if isString(raw) {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("translate: %s: %w", field, err)
+		}
+		return []part{text(s)}, nil
+	}
+	var ps []cPart
+	if err := json.Unmarshal(raw, &ps); err != nil {
+		return nil, fmt.Errorf("translate: %s: %w", field, err)
+	}
+	var parts []part
+	for j, p := range ps {
+		pf := path(field, j)
+		switch {
+		case p.Type == "text":
+			parts = append(parts, text(p.Text))
+		case p.Type == "refusal" && role == "assistant":
+			parts = append(parts, text(p.Refusal))
+		case p.Type == "image_url" && role == "user" && p.ImageURL != nil:
+			im, ok := imageFromURL(p.ImageURL.URL)
+			if !ok {
+				return nil, c.refuse(pf+".image_url.url", "neither a data: URL nor a web address")
+			}
+			parts = append(parts, part{kind: imagePart, img: im})
+		default:
+			return nil, c.refuse(pf, "%s content part type %q has no equivalent", role, p.Type)
+		}
+	}
+	return parts, nil
+}
+
+// writeChat writes the neutral form as a Chat Completions request.
+func (c *conv) writeChat(r *request, model string) ([]byte, error) {
+	out := cRequest{Model: model, Stream: r.stream, User: openAIUser(r.user)}
+	if r.stream {
+		// Usage comes only in a last chunk, and only when asked for;
+		// Claude Code needs it for message_delta.
+		out.StreamOptions = &cStreamOptions{IncludeUsage: true}
+	}
+	c.openAISampling(r, model, reasoningModel(model), &out.Temperature, &out.TopP)
+	if reasoningModel(model) {
+		out.ReasoningEffort = r.effort
+		out.MaxCompletionTokens = r.maxTokens
+	} else {
+		out.MaxTokens = r.maxTokens // what OpenAI-compatible servers know
+	}
+	if len(r.stop) > 4 {
+		return nil, c.refuse(r.stopField, "%d stop sequences; Chat Completions takes at most 4", len(r.stop))
+	}
+	if len(r.stop) > 0 {
+		out.Stop = marshal(r.stop)
+	}
+
+	if len(r.system) > 0 {
+		out.Messages = append(out.Messages, cMessage{Role: "system", Content: marshal(strings.Join(r.system, "\n\n"))})
+	}
+	for _, t := range r.turns {
+		msgs, err := c.chatMessages(t)
+		if err != nil {
+			return nil, err
+		}
+		out.Messages = append(out.Messages, msgs...)
+	}
+
+	for _, t := range r.tools {
+		out.Tools = append(out.Tools, cTool{Type: "function", Function: cFunctionDef{Name: t.name, Description: t.description, Parameters: t.schema}})
+	}
+	if tc := r.toolChoice; tc != nil && len(r.tools) > 0 {
+		switch tc.mode {
+		case "auto", "none":
+			out.ToolChoice = tc.mode
+		case "any":
+			out.ToolChoice = "required"
+		case "tool":
+			n := cNamedChoice{Type: "function"}
+			n.Function.Name = tc.name
+			out.ToolChoice = n
+		}
+	}
+	if r.noParallel && len(r.tools) > 0 {
+		f := false
+		out.ParallelToolCalls = &f
+	}
+	return marshal(out), nil
+}
+
+// openAISampling sets temperature and top_p, or drops them for reasoning
+// models, which refuse anything but the default; it also notes a
+// reasoning effort the model cannot take.
+func (c *conv) openAISampling(r *request, model string, reasoning bool, temp, topP **float64) {
+	if !reasoning {
+		*temp, *topP = r.temperature, r.topP
+		if r.effort != "" {
+			c.note("thinking", "dropped: %s takes no reasoning effort", model)
+		}
+		return
+	}
+	if r.temperature != nil {
+		c.note("temperature", "dropped: %s takes only the default", model)
+	}
+	if r.topP != nil {
+		c.note("top_p", "dropped: %s takes only the default", model)
+	}
+}
+
+// openAIUser carries metadata.user_id. OpenAI caps end-user ids at 64
+// characters and Claude Code's is a longer JSON string, so a long one is
+// replaced by its hash: still one stable id per user and session.
+func openAIUser(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256:" + hex.EncodeToString(sum[:])[:48]
+}
+
+// toolError marks a failed tool's output: OpenAI tool results have no
+// error flag, and the model should still know the call failed.
+func toolError(s string) string { return "Error: " + s }
+
+// chatMessages writes one turn. A user turn's tool results become tool
+// messages first (they must follow the assistant's tool calls); images a
+// tool returned go into the user message after them, since tool messages
+// carry text only.
+func (c *conv) chatMessages(t turn) ([]cMessage, error) {
+	if t.role == "assistant" {
+		var texts []string
+		var calls []cToolCall
+		for _, p := range t.parts {
+			switch p.kind {
+			case textPart:
+				texts = append(texts, p.text)
+			case callPart:
+				calls = append(calls, cToolCall{ID: openAIToolID(p.call.id), Type: "function",
+					Function: cFunction{Name: p.call.name, Arguments: compactArgs(p.call.args)}})
+			default:
+				return nil, c.refuse("assistant turn", "an image in an assistant turn")
+			}
+		}
+		m := cMessage{Role: "assistant", ToolCalls: calls}
+		if len(texts) > 0 {
+			m.Content = marshal(strings.Join(texts, "\n\n"))
+		}
+		return []cMessage{m}, nil
+	}
+
+	var msgs []cMessage
+	var user, toolImages []cPart
+	for _, p := range t.parts {
+		switch p.kind {
+		case textPart:
+			user = append(user, cPart{Type: "text", Text: p.text})
+		case imagePart:
+			user = append(user, cPart{Type: "image_url", ImageURL: &cImageURL{URL: p.img.urlString()}})
+		case resultPart:
+			id := openAIToolID(p.res.id)
+			var texts []string
+			var images []cPart
+			for _, rp := range p.res.parts {
+				if rp.kind == imagePart {
+					images = append(images, cPart{Type: "image_url", ImageURL: &cImageURL{URL: rp.img.urlString()}})
+				} else {
+					texts = append(texts, rp.text)
+				}
+			}
+			s := strings.Join(texts, "")
+			if len(images) > 0 {
+				if s != "" {
+					s += "\n"
+				}
+				s += fmt.Sprintf("[%d image(s) of this result follow in the next user message]", len(images))
+				toolImages = append(toolImages, cPart{Type: "text", Text: "Images returned by tool call " + id + ":"})
+				toolImages = append(toolImages, images...)
+			}
+			if p.res.isError {
+				s = toolError(s)
+			}
+			msgs = append(msgs, cMessage{Role: "tool", ToolCallID: id, Content: marshal(s)})
+		case callPart:
+			return nil, c.refuse("user turn", "a tool call in a user turn")
+		}
+	}
+	user = append(toolImages, user...)
+	switch {
+	case len(user) == 1 && user[0].Type == "text":
+		msgs = append(msgs, cMessage{Role: "user", Content: marshal(user[0].Text)})
+	case len(user) > 0:
+		msgs = append(msgs, cMessage{Role: "user", Content: marshal(user)})
+	}
+	return msgs, nil
+}
+
+// compactArgs gives tool arguments as OpenAI sends them: compact JSON.
+func compactArgs(args string) string {
+	if in, ok := argsObject(args); ok {
+		return string(in)
+	}
+	return args
+}

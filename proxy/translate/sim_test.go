@@ -1,0 +1,326 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/subpool/subpool/proxy/sim"
+)
+
+// The detour end to end against the simulated upstreams, which send the
+// bodies and event sequences the real services send: a client request is
+// translated, answered by the other provider's sim, and the answer
+// translated back must be a valid answer of the client's wire, tool call
+// included, on the next turn too.
+
+var upstreamPath = map[Target]string{
+	Anthropic:       "/v1/messages",
+	OpenAIChat:      "/v1/chat/completions",
+	OpenAIResponses: "/v1/responses",
+	ChatGPTCodex:    "/backend-api/codex/responses",
+}
+
+func callSim(t *testing.T, s *sim.Server, wire Target, body []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, upstreamPath[wire], bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if wire == Anthropic {
+		req.Header.Set("x-api-key", "sk-ant-sim")
+	} else {
+		req.Header.Set("Authorization", "Bearer sk-sim")
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	return rec
+}
+
+const schemaJSON = `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`
+
+// clientTurns are each client's first turn (asking for the tool) and a
+// second turn built from the translated tool call.
+var clientTurns = map[Target]struct {
+	first func(stream bool) string
+	next  func(callID, args string) string
+}{
+	Anthropic: {
+		first: func(stream bool) string {
+			return `{"model":"claude-sonnet-4-5","max_tokens":2048,"stream":` + jsonBool(stream) + `,
+			"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],
+			"tools":[{"name":"weather","description":"Weather.","input_schema":` + schemaJSON + `}],
+			"messages":[{"role":"user","content":[{"type":"text","text":"Please use the tool for Oslo."}]}]}`
+		},
+		next: func(callID, args string) string {
+			return `{"model":"claude-sonnet-4-5","max_tokens":2048,"stream":true,
+			"tools":[{"name":"weather","input_schema":` + schemaJSON + `}],
+			"messages":[{"role":"user","content":"Please use the tool for Oslo."},
+			{"role":"assistant","content":[{"type":"tool_use","id":"` + callID + `","name":"weather","input":` + args + `}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + callID + `","content":"snow"}]}]}`
+		},
+	},
+	OpenAIResponses: {
+		first: func(stream bool) string {
+			return `{"model":"gpt-5-codex","instructions":"You are Codex.","stream":` + jsonBool(stream) + `,"store":false,
+			"reasoning":{"effort":"medium","summary":"auto"},"include":["reasoning.encrypted_content"],
+			"tools":[{"type":"function","name":"weather","strict":false,"parameters":` + schemaJSON + `}],
+			"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"USE THE TOOL for Oslo"}]}]}`
+		},
+		next: func(callID, args string) string {
+			return `{"model":"gpt-5-codex","instructions":"You are Codex.","stream":true,
+			"tools":[{"type":"function","name":"weather","parameters":` + schemaJSON + `}],
+			"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"USE THE TOOL for Oslo"}]},
+			{"type":"function_call","call_id":"` + callID + `","name":"weather","arguments":` + mustJSON(args) + `},
+			{"type":"function_call_output","call_id":"` + callID + `","output":"snow"}]}`
+		},
+	},
+	OpenAIChat: {
+		first: func(stream bool) string {
+			return `{"model":"gpt-4.1","stream":` + jsonBool(stream) + `,
+			"tools":[{"type":"function","function":{"name":"weather","parameters":` + schemaJSON + `}}],
+			"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"use the tool for Oslo"}]}`
+		},
+		next: func(callID, args string) string {
+			return `{"model":"gpt-4.1","stream":true,
+			"tools":[{"type":"function","function":{"name":"weather","parameters":` + schemaJSON + `}}],
+			"messages":[{"role":"user","content":"use the tool for Oslo"},
+			{"role":"assistant","content":null,"tool_calls":[{"id":"` + callID + `","type":"function","function":{"name":"weather","arguments":` + mustJSON(args) + `}}]},
+			{"role":"tool","tool_call_id":"` + callID + `","content":"snow"}]}`
+		},
+	},
+}
+
+func jsonBool(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// toolCallOf finds the one tool call in a client-wire answer, JSON or SSE.
+func toolCallOf(t *testing.T, wire Target, body []byte, stream bool) (id, name, args string) {
+	t.Helper()
+	if stream {
+		var argBuf strings.Builder
+		for _, e := range validate(t, wire, body) {
+			if string(e.data) == "[DONE]" {
+				continue
+			}
+			m := decodeJSON(t, e.data)
+			switch {
+			case e.name == "content_block_start" && jstr(m, "content_block", "type") == "tool_use":
+				id, name = jstr(m, "content_block", "id"), jstr(m, "content_block", "name")
+			case e.name == "content_block_delta":
+				argBuf.WriteString(jstr(m, "delta", "partial_json"))
+			case e.name == "response.output_item.done" && jstr(m, "item", "type") == "function_call":
+				id, name, args = jstr(m, "item", "call_id"), jstr(m, "item", "name"), jstr(m, "item", "arguments")
+			case wire == OpenAIChat:
+				for _, c := range list(list(m["choices"])[0].(jmap)["delta"].(jmap)["tool_calls"]) {
+					cm := c.(jmap)
+					if s := jstr(cm, "id"); s != "" {
+						id, name = s, jstr(cm, "function", "name")
+					}
+					argBuf.WriteString(jstr(cm, "function", "arguments"))
+				}
+			}
+		}
+		if args == "" {
+			args = argBuf.String()
+		}
+		return id, name, args
+	}
+	m := decodeJSON(t, body)
+	switch wire {
+	case Anthropic:
+		if m["stop_reason"] != "tool_use" {
+			t.Errorf("stop_reason %v", m["stop_reason"])
+		}
+		for _, b := range list(m["content"]) {
+			if bm := b.(jmap); bm["type"] == "tool_use" {
+				in, _ := json.Marshal(bm["input"])
+				return jstr(bm, "id"), jstr(bm, "name"), string(in)
+			}
+		}
+	case OpenAIResponses:
+		for _, it := range list(m["output"]) {
+			if im := it.(jmap); im["type"] == "function_call" {
+				return jstr(im, "call_id"), jstr(im, "name"), jstr(im, "arguments")
+			}
+		}
+	case OpenAIChat:
+		ch := list(m["choices"])[0].(jmap)
+		if ch["finish_reason"] != "tool_calls" {
+			t.Errorf("finish_reason %v", ch["finish_reason"])
+		}
+		c := list(ch["message"].(jmap)["tool_calls"])[0].(jmap)
+		return jstr(c, "id"), jstr(c, "function", "name"), jstr(c, "function", "arguments")
+	}
+	return "", "", ""
+}
+
+func TestAgainstSimulatedUpstreams(t *testing.T) {
+	pairs := []struct{ client, upstream Target }{
+		{Anthropic, OpenAIChat},
+		{Anthropic, OpenAIResponses},
+		{OpenAIResponses, Anthropic},
+		{OpenAIChat, Anthropic},
+	}
+	upstreamModel := map[Target]string{Anthropic: "claude-sonnet-4-5", OpenAIChat: "gpt-4.1", OpenAIResponses: "gpt-5"}
+	s := sim.New(sim.Options{Chunks: 4, ChunkText: "ok "})
+	t.Cleanup(s.Close)
+
+	for _, p := range pairs {
+		for _, stream := range []bool{false, true} {
+			name := string(p.client) + "-via-" + string(p.upstream)
+			if stream {
+				name += "-stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				turns := clientTurns[p.client]
+				clientModel := "client-model"
+
+				// Turn 1: the model calls the tool.
+				up, err := Request(p.client, p.upstream, []byte(turns.first(stream)), upstreamModel[p.upstream])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := callSim(t, s, p.upstream, up)
+				if rec.Code != 200 {
+					t.Fatalf("upstream refused the translated request: %d %s\n%s", rec.Code, rec.Body, up)
+				}
+				var answer []byte
+				if stream {
+					var out bytes.Buffer
+					if err := Stream(&out, rec.Body, p.upstream, p.client, clientModel); err != nil {
+						t.Fatal(err)
+					}
+					answer = out.Bytes()
+				} else if answer, err = Response(p.upstream, p.client, rec.Body.Bytes(), clientModel); err != nil {
+					t.Fatal(err)
+				}
+				id, tool, args := toolCallOf(t, p.client, answer, stream)
+				if tool != "weather" || id == "" {
+					t.Fatalf("tool call %q %q in\n%s", id, tool, answer)
+				}
+				var a struct {
+					City *string `json:"city"`
+					Days *int    `json:"days"`
+				}
+				if err := json.Unmarshal([]byte(args), &a); err != nil || a.City == nil || a.Days == nil {
+					t.Fatalf("arguments %q do not fill the schema (%v)", args, err)
+				}
+				if p.client == Anthropic && !anthropicID.MatchString(id) {
+					t.Errorf("tool id %q", id)
+				}
+
+				// Turn 2: the tool result goes back; the sim answers text.
+				up, err = Request(p.client, p.upstream, []byte(turns.next(id, args)), upstreamModel[p.upstream])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec = callSim(t, s, p.upstream, up)
+				if rec.Code != 200 {
+					t.Fatalf("second turn refused: %d %s\n%s", rec.Code, rec.Body, up)
+				}
+				var out bytes.Buffer
+				if err := Stream(&out, rec.Body, p.upstream, p.client, clientModel); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(out.Bytes(), []byte("ok ")) {
+					t.Errorf("text answer lost:\n%s", out.Bytes())
+				}
+				validate(t, p.client, out.Bytes())
+			})
+		}
+	}
+}
+
+// Upstream failures reach the client in its own shape with the type it
+// reacts to.
+func TestSimulatedUpstreamErrors(t *testing.T) {
+	s := sim.New(sim.Options{})
+	t.Cleanup(s.Close)
+	anth := []byte(clientTurns[Anthropic].first(true))
+
+	t.Run("codex overload inside a 200 stream reaches Claude Code as overloaded_error", func(t *testing.T) {
+		s.Script("sk-sim", sim.StreamOverloaded("openai"))
+		up, _ := Request(Anthropic, OpenAIResponses, anth, "gpt-5")
+		rec := callSim(t, s, OpenAIResponses, up)
+		var out bytes.Buffer
+		if err := Stream(&out, rec.Body, OpenAIResponses, Anthropic, "m"); err != nil {
+			t.Fatal(err)
+		}
+		evs := validate(t, Anthropic, out.Bytes())
+		if last := evs[len(evs)-1]; last.name != "error" || jstr(decodeJSON(t, last.data), "error", "type") != "overloaded_error" {
+			t.Errorf("%s", out.Bytes())
+		}
+	})
+
+	t.Run("openai 429 body becomes rate_limit_error", func(t *testing.T) {
+		s.Script("sk-sim", sim.RateLimited("openai", 0))
+		up, _ := Request(Anthropic, OpenAIChat, anth, "gpt-4.1")
+		rec := callSim(t, s, OpenAIChat, up)
+		body := decodeJSON(t, ErrorBody(OpenAIChat, Anthropic, rec.Code, rec.Body.Bytes()))
+		if rec.Code != 429 || body["type"] != "error" || jstr(body, "error", "type") != "rate_limit_error" ||
+			!strings.HasPrefix(jstr(body, "error", "message"), "Rate limit reached") {
+			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+
+	t.Run("anthropic 529 becomes an OpenAI overload", func(t *testing.T) {
+		s.Script("sk-ant-sim", sim.Overloaded())
+		up, _ := Request(OpenAIResponses, Anthropic, []byte(clientTurns[OpenAIResponses].first(false)), "claude-sonnet-4-5")
+		rec := callSim(t, s, Anthropic, up)
+		body := decodeJSON(t, ErrorBody(Anthropic, OpenAIResponses, rec.Code, rec.Body.Bytes()))
+		if rec.Code != 529 || jstr(body, "error", "code") != "server_is_overloaded" || jstr(body, "error", "message") != "Overloaded" {
+			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+}
+
+// Claude Code on a ChatGPT subscription: the Codex backend refuses
+// max_output_tokens, stream false and missing instructions (each a 400
+// seen from chatgpt.com), so the translated request must have none of
+// them, and a JSON client gets its answer collected from the stream.
+func TestClaudeCodeViaChatGPTBackend(t *testing.T) {
+	s := sim.New(sim.Options{Chunks: 3, ChunkText: "ok "})
+	t.Cleanup(s.Close)
+	for _, stream := range []bool{false, true} {
+		t.Run("stream="+jsonBool(stream), func(t *testing.T) {
+			up, notes, err := RequestWithNotes(Anthropic, ChatGPTCodex, []byte(clientTurns[Anthropic].first(stream)), "gpt-5-codex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := decodeJSON(t, up)
+			if _, ok := m["max_output_tokens"]; ok || m["stream"] != true || m["store"] != false || jstr(m, "instructions") == "" {
+				t.Fatalf("request the backend refuses: %s", up)
+			}
+			if _, ok := m["user"]; ok {
+				t.Errorf("end-user id sent: %s", up)
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), "max_tokens: dropped") {
+				t.Errorf("notes %q", notes)
+			}
+			rec := callSim(t, s, ChatGPTCodex, up)
+			if rec.Code != 200 {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			var answer []byte
+			if stream {
+				var out bytes.Buffer
+				if err := Stream(&out, rec.Body, ChatGPTCodex, Anthropic, "claude-sonnet-4-5"); err != nil {
+					t.Fatal(err)
+				}
+				answer = out.Bytes()
+			} else if answer, err = Collect(ChatGPTCodex, Anthropic, rec.Body, "claude-sonnet-4-5"); err != nil {
+				t.Fatal(err)
+			}
+			id, tool, args := toolCallOf(t, Anthropic, answer, stream)
+			if !anthropicID.MatchString(id) || tool != "weather" || !jsonObject(args) {
+				t.Errorf("tool call %q %q %q in\n%s", id, tool, args, answer)
+			}
+		})
+	}
+}

@@ -1,0 +1,294 @@
+package translate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// A stream crosses wires like a request does, through one neutral form:
+// a decoder reads the upstream's events and drives an assembler, which
+// keeps the block structure sound (one block open at a time, no empty
+// text blocks, nothing after the end); the assembler drives an encoder
+// that writes the client's events. Nothing waits for later events: each
+// upstream event yields its client events at once.
+
+// encoder writes one client wire. The assembler calls it in a valid
+// order: start, then blocks (openText textDelta… closeBlock, or openTool
+// argsDelta… closeBlock), then finish; or fail at any point, even before
+// start.
+type encoder interface {
+	start(id string, u aUsage)
+	openText()
+	textDelta(s string)
+	openTool(id, name string)
+	argsDelta(s string)
+	closeBlock()
+	finish(stop string, u aUsage)
+	fail(e upstreamError)
+}
+
+// decoder reads one upstream wire into the assembler. end runs when the
+// upstream stops without its terminator; it finishes the answer if the
+// upstream had already said how it ends (a finish reason), and does
+// nothing otherwise.
+type decoder interface {
+	feed(a *assembler, event string, data []byte) error
+	end(a *assembler)
+}
+
+// StreamTranslator translates one SSE stream, event by event. Feed each
+// upstream event as it arrives and write what it returns; when the
+// upstream ends, write what Close returns. The zero value is not usable;
+// use NewStreamTranslator.
+type StreamTranslator struct {
+	from, to Target
+	dec      decoder
+	a        *assembler
+	out      bytes.Buffer
+}
+
+// NewStreamTranslator returns a translator of an upstream stream of wire
+// from into client events of wire to, naming clientModel as the model.
+// Equal wires pass events through unchanged; for a pair Supported
+// refuses, Feed fails.
+func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator {
+	from, to = wire(from), wire(to)
+	t := &StreamTranslator{from: from, to: to}
+	if from == to || !Supported(from, to) {
+		return t
+	}
+	var enc encoder
+	switch to {
+	case Anthropic:
+		enc = &anthropicEncoder{w: &t.out, model: clientModel}
+	case OpenAIChat:
+		enc = &chatEncoder{w: &t.out, model: clientModel}
+	default:
+		enc = &responsesEncoder{w: &t.out, model: clientModel}
+	}
+	t.dec = newDecoder(from)
+	t.a = newAssembler(enc)
+	return t
+}
+
+func newDecoder(from Target) decoder {
+	switch from {
+	case Anthropic:
+		return &anthropicDecoder{}
+	case OpenAIChat:
+		return &chatDecoder{}
+	}
+	return &responsesDecoder{}
+}
+
+// Feed translates one upstream event (its event name, "" when it has
+// none, and its data without the "data: " prefix) into zero or more
+// client SSE events, ready to write. An error means the upstream sent
+// something that cannot be translated; the stream cannot go on, and
+// Close gives the client's error event to end it with.
+func (t *StreamTranslator) Feed(event string, data []byte) ([]byte, error) {
+	if t.dec == nil {
+		if !Supported(t.from, t.to) {
+			return nil, fmt.Errorf("translate: no translation from %q to %q", t.from, t.to)
+		}
+		return passThrough(t.to, event, data), nil
+	}
+	if t.a.over() || t.a.broken != nil {
+		return nil, nil
+	}
+	t.out.Reset()
+	if err := t.dec.feed(t.a, event, data); err != nil {
+		t.a.broken = err
+		t.out.Reset()
+		return nil, fmt.Errorf("translate: %s stream: %w", t.from, err)
+	}
+	return t.take(), nil
+}
+
+// take hands out what the encoder wrote for this call; the buffer is
+// reused for the next.
+func (t *StreamTranslator) take() []byte {
+	if t.out.Len() == 0 {
+		return nil
+	}
+	return bytes.Clone(t.out.Bytes())
+}
+
+// Close ends the translation when the upstream stream has ended. If the
+// upstream said how its answer ends but not that it is over (no
+// [DONE], no message_stop), Close writes the client's closing events. If
+// the answer was cut short, or Feed failed, Close writes the client
+// wire's error event: a cut answer must not look complete. After a
+// complete stream it returns nothing.
+func (t *StreamTranslator) Close() []byte {
+	if t.dec == nil || t.a.over() {
+		return nil
+	}
+	t.out.Reset()
+	if t.a.broken == nil {
+		t.dec.end(t.a)
+	}
+	if !t.a.over() {
+		msg := "the upstream stream ended before the answer was complete"
+		if t.a.broken != nil {
+			msg = "the upstream stream could not be translated: " + t.a.broken.Error()
+		}
+		t.a.fail(upstreamError{anthropicType: "api_error", openaiType: "server_error", message: msg})
+	}
+	return t.take()
+}
+
+func passThrough(to Target, event string, data []byte) []byte {
+	var b bytes.Buffer
+	if to == OpenAIChat || event == "" {
+		writeData(&b, data)
+	} else {
+		writeEvent(&b, event, data)
+	}
+	return b.Bytes()
+}
+
+// Stream translates the SSE stream src into w: one Write per upstream
+// event that yields client events, so a writer that flushes on Write
+// delivers each at once. It returns when src ends: nil when it ended
+// cleanly (whatever the answer said), else the read, write or
+// translation error that stopped it, after writing the closing events
+// Close gives.
+func Stream(w io.Writer, src io.Reader, from, to Target, clientModel string) error {
+	t := NewStreamTranslator(from, to, clientModel)
+	r := NewEventReader(src)
+	var stop error
+	for stop == nil {
+		event, data, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			stop = err
+			break
+		}
+		out, err := t.Feed(event, data)
+		if len(out) > 0 {
+			if _, werr := w.Write(out); werr != nil {
+				return werr
+			}
+		}
+		stop = err
+	}
+	if out := t.Close(); len(out) > 0 {
+		if _, err := w.Write(out); err != nil && stop == nil {
+			stop = err
+		}
+	}
+	return stop
+}
+
+// assembler keeps the neutral block structure sound whatever order the
+// upstream's events come in, keyed by the decoder's own block keys.
+type assembler struct {
+	enc     encoder
+	started bool
+	open    string // key of the open block, "" when none
+	closed  map[string]bool
+	done    bool  // finish or fail was written
+	broken  error // Feed failed
+}
+
+func newAssembler(enc encoder) *assembler {
+	return &assembler{enc: enc, closed: map[string]bool{}}
+}
+
+func (a *assembler) over() bool { return a.done }
+
+func (a *assembler) start(id string, u aUsage) {
+	if !a.started {
+		if id == "" {
+			id = "translated" // an upstream that names no id
+		}
+		a.started = true
+		a.enc.start(id, u)
+	}
+}
+
+// ensureStarted covers upstreams whose first content arrives before
+// their start event (or that have none).
+func (a *assembler) ensureStarted() { a.start("", aUsage{}) }
+
+// text appends to the text block key, opening it on the first non-empty
+// delta: Anthropic refuses empty text blocks when a client sends the
+// turn back.
+func (a *assembler) text(key, s string) error {
+	if s == "" {
+		return nil
+	}
+	a.ensureStarted()
+	if a.open != key {
+		if a.closed[key] {
+			return fmt.Errorf("text for block %s after it ended", key)
+		}
+		a.closeBlock()
+		a.open = key
+		a.enc.openText()
+	}
+	a.enc.textDelta(s)
+	return nil
+}
+
+func (a *assembler) tool(key, id, name string) error {
+	a.ensureStarted()
+	if a.open == key || a.closed[key] {
+		return fmt.Errorf("tool call %s started twice", key)
+	}
+	a.closeBlock()
+	a.open = key
+	a.enc.openTool(id, name)
+	return nil
+}
+
+func (a *assembler) args(key, s string) error {
+	if s == "" {
+		return nil
+	}
+	if a.open != key {
+		// Anthropic blocks cannot interleave; an upstream that goes back
+		// to an earlier tool call cannot be carried.
+		return fmt.Errorf("arguments for tool call %s outside its block", key)
+	}
+	a.enc.argsDelta(s)
+	return nil
+}
+
+// end closes the block key if it is the open one.
+func (a *assembler) end(key string) {
+	if a.open == key {
+		a.closeBlock()
+	}
+}
+
+func (a *assembler) closeBlock() {
+	if a.open != "" {
+		a.closed[a.open] = true
+		a.open = ""
+		a.enc.closeBlock()
+	}
+}
+
+func (a *assembler) finish(stop string, u aUsage) {
+	if a.done {
+		return
+	}
+	a.ensureStarted()
+	a.closeBlock()
+	a.done = true
+	a.enc.finish(stop, u)
+}
+
+func (a *assembler) fail(e upstreamError) {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.enc.fail(e)
+}
