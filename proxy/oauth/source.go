@@ -1,0 +1,432 @@
+package oauth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Source kinds: the CLIs whose logins subpool imports.
+const (
+	SourceClaudeCode = "claude-code"
+	SourceCodex      = "codex"
+)
+
+// ErrNoLogin: the CLI holds no subscription login subpool can use.
+var ErrNoLogin = errors.New("no login found")
+
+// Source is where an imported login lives: the CLI's token file or, for
+// Claude Code on macOS, its keychain item. Refresh tokens rotate, so the
+// CLI and subpool must share one: subpool re-reads the source before it
+// refreshes and writes what it got back after.
+type Source struct {
+	Kind     string // SourceClaudeCode or SourceCodex
+	Path     string // the CLI's token file
+	Keychain string // macOS: the keychain item (service name) instead of Path
+}
+
+// IsZero reports a login that was not imported.
+func (s Source) IsZero() bool { return s.Kind == "" }
+
+// key identifies the login's storage, so that two credentials imported
+// from one source never refresh at the same time.
+func (s Source) key() string {
+	if s.Keychain != "" {
+		return s.Kind + "\x00keychain\x00" + s.Keychain
+	}
+	return s.Kind + "\x00" + s.Path
+}
+
+// String names the source for messages.
+func (s Source) String() string {
+	if s.Keychain != "" {
+		return fmt.Sprintf("the macOS keychain item %q", s.Keychain)
+	}
+	return s.Path
+}
+
+// DetectClaudeCode finds Claude Code's login: $CLAUDE_CONFIG_DIR (default
+// ~/.claude)/.credentials.json, or on macOS the keychain item
+// "Claude Code-credentials", which Claude Code prefers there.
+func DetectClaudeCode() (Source, error) {
+	dir, custom, err := claudeDir()
+	if err != nil {
+		return Source{}, err
+	}
+	file := filepath.Join(dir, ".credentials.json")
+	if svc, ok := detectClaudeKeychain(dir, custom); ok {
+		return Source{Kind: SourceClaudeCode, Keychain: svc}, nil
+	}
+	if _, err := os.Stat(file); err != nil {
+		return Source{}, fmt.Errorf("%w: Claude Code has no login in %s; run `claude` and log in there first, or use `subpool login anthropic`", ErrNoLogin, file)
+	}
+	return Source{Kind: SourceClaudeCode, Path: file}, nil
+}
+
+func claudeDir() (dir string, custom bool, err error) {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d, true, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", false, fmt.Errorf("cannot find your home folder: %v", err)
+	}
+	return filepath.Join(home, ".claude"), false, nil
+}
+
+// DetectCodex finds Codex CLI's login: $CODEX_HOME/auth.json, default
+// ~/.codex/auth.json. (A Codex set to keep its login in the OS keyring,
+// cli_auth_credentials_store = "keyring", has no file to import.)
+func DetectCodex() (Source, error) {
+	dir := os.Getenv("CODEX_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return Source{}, fmt.Errorf("cannot find your home folder: %v", err)
+		}
+		dir = filepath.Join(home, ".codex")
+	}
+	file := filepath.Join(dir, "auth.json")
+	if _, err := os.Stat(file); err != nil {
+		return Source{}, fmt.Errorf("%w: Codex has no login in %s; run `codex login` first (or set CODEX_HOME), or use `subpool login openai`", ErrNoLogin, file)
+	}
+	return Source{Kind: SourceCodex, Path: file}, nil
+}
+
+// claudeFile is the part of Claude Code's credentials subpool reads.
+type claudeFile struct {
+	OAuth *struct {
+		AccessToken      string `json:"accessToken"`
+		RefreshToken     string `json:"refreshToken"`
+		ExpiresAt        int64  `json:"expiresAt"` // unix milliseconds
+		SubscriptionType string `json:"subscriptionType"`
+	} `json:"claudeAiOauth"`
+}
+
+// codexFile is the part of Codex CLI's auth.json subpool reads.
+type codexFile struct {
+	APIKey *string `json:"OPENAI_API_KEY"`
+	Tokens *struct {
+		IDToken      string `json:"id_token"`
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+		AccountID    string `json:"account_id"`
+	} `json:"tokens"`
+}
+
+// Read returns the login the source holds now. The error names the
+// source, never a token.
+func (s Source) Read() (Tokens, error) {
+	b, err := s.load()
+	if err != nil {
+		return Tokens{}, err
+	}
+	var t Tokens
+	switch s.Kind {
+	case SourceClaudeCode:
+		var f claudeFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return Tokens{}, fmt.Errorf("%s is not valid JSON", s)
+		}
+		if f.OAuth == nil || (f.OAuth.AccessToken == "" && f.OAuth.RefreshToken == "") {
+			return Tokens{}, fmt.Errorf("%w: %s holds no Claude subscription login; log in with `claude` first", ErrNoLogin, s)
+		}
+		t = Tokens{Access: f.OAuth.AccessToken, Refresh: f.OAuth.RefreshToken, Plan: f.OAuth.SubscriptionType}
+		if f.OAuth.ExpiresAt > 0 {
+			t.ExpiresAt = time.UnixMilli(f.OAuth.ExpiresAt).UTC()
+		}
+	case SourceCodex:
+		var f codexFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			return Tokens{}, fmt.Errorf("%s is not valid JSON", s)
+		}
+		if f.Tokens == nil || (f.Tokens.AccessToken == "" && f.Tokens.RefreshToken == "") {
+			if f.APIKey != nil && *f.APIKey != "" {
+				return Tokens{}, fmt.Errorf("%w: Codex in %s is logged in with an API key, not ChatGPT; add the key with `subpool add-key openai` instead", ErrNoLogin, s)
+			}
+			return Tokens{}, fmt.Errorf("%w: %s holds no ChatGPT login; run `codex login` first", ErrNoLogin, s)
+		}
+		t = Tokens{Access: f.Tokens.AccessToken, Refresh: f.Tokens.RefreshToken, IDToken: f.Tokens.IDToken, AccountID: f.Tokens.AccountID}
+	default:
+		return Tokens{}, fmt.Errorf("unknown login source %q", s.Kind)
+	}
+	t.fillFromJWTs()
+	t.Source = s
+	return t, nil
+}
+
+func (s Source) load() ([]byte, error) {
+	if s.Keychain != "" {
+		return readKeychain(s.Keychain)
+	}
+	b, err := os.ReadFile(s.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s is gone", ErrNoLogin, s.Path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", s.Path, err)
+	}
+	return b, nil
+}
+
+// Write puts t's tokens into the source so the CLI uses them next,
+// changing nothing else: other keys stay as they were, in their order,
+// and the file keeps its mode. The file is replaced atomically (temp
+// file, fsync, rename), so the CLI never reads half of it.
+func (s Source) Write(t Tokens) error { return s.write(t, "") }
+
+// errSourceMoved: the source holds a refresh token that is neither the
+// one subpool spent nor the one it got: someone logged in again there.
+var errSourceMoved = errors.New("the source holds another login now")
+
+// write is Write, but when expect is set it leaves a source alone whose
+// refresh token is no longer expect (nor t's): that login is newer than
+// subpool's and must not be overwritten.
+func (s Source) write(t Tokens, expect string) error {
+	b, err := s.load()
+	if err != nil {
+		return err
+	}
+	if expect != "" {
+		cur, err := s.Read()
+		if err == nil && cur.Refresh != expect && cur.Refresh != t.Refresh {
+			return errSourceMoved
+		}
+	}
+	var out []byte
+	switch s.Kind {
+	case SourceClaudeCode:
+		fields := map[string]any{"accessToken": t.Access, "refreshToken": t.Refresh}
+		if !t.ExpiresAt.IsZero() {
+			fields["expiresAt"] = t.ExpiresAt.UnixMilli()
+		}
+		out, err = editJSON(b, "claudeAiOauth", fields)
+	case SourceCodex:
+		fields := map[string]any{"access_token": t.Access, "refresh_token": t.Refresh}
+		if t.IDToken != "" {
+			fields["id_token"] = t.IDToken
+		}
+		if t.AccountID != "" {
+			fields["account_id"] = t.AccountID
+		}
+		out, err = editJSON(b, "tokens", fields)
+		if err == nil {
+			// Codex refreshes by the age of last_refresh; ours counts.
+			out, err = editJSON(out, "", map[string]any{"last_refresh": time.Now().UTC().Format(time.RFC3339Nano)})
+		}
+	default:
+		return fmt.Errorf("unknown login source %q", s.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %v", s, err)
+	}
+	if s.Keychain != "" {
+		return writeKeychain(s.Keychain, out)
+	}
+	return replaceFile(s.Path, out)
+}
+
+// editJSON sets fields in the object at key (the top level for "") of
+// the JSON object doc, keeping every other key and value byte for byte
+// and in order, and the document's indentation.
+func editJSON(doc []byte, key string, fields map[string]any) ([]byte, error) {
+	top, err := parseObject(doc)
+	if err != nil {
+		return nil, err
+	}
+	target := top
+	if key != "" {
+		raw, ok := top.get(key)
+		if !ok {
+			return nil, fmt.Errorf("no %q object", key)
+		}
+		if target, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%q: %v", key, err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, err
+		}
+		target.set(k, v)
+	}
+	if key != "" {
+		top.set(key, target.bytes())
+	}
+	var buf bytes.Buffer
+	if indent := indentOf(doc); indent != "" {
+		err = json.Indent(&buf, top.bytes(), "", indent)
+	} else {
+		err = json.Compact(&buf, top.bytes())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bytes.HasSuffix(bytes.TrimRight(doc, " \t\r"), []byte("\n")) {
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// object is a JSON object that remembers its key order.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseObject(b []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	o := &object{vals: map[string]json.RawMessage{}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errors.New("not a JSON object")
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, errors.New("not a JSON object")
+		}
+		if _, dup := o.vals[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		o.vals[k] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, errors.New("not a JSON object")
+	}
+	return o, nil
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) bytes() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// indentOf returns the indentation of the first indented line, "" for a
+// document on one line.
+func indentOf(doc []byte) string {
+	i := bytes.IndexByte(doc, '\n')
+	if i < 0 {
+		return ""
+	}
+	rest := doc[i+1:]
+	n := 0
+	for n < len(rest) && (rest[n] == ' ' || rest[n] == '\t') {
+		n++
+	}
+	if n == 0 {
+		return "  "
+	}
+	return string(rest[:n])
+}
+
+// replaceFile writes data over path atomically, keeping path's mode. A
+// symlinked file (a dotfiles manager's) is replaced at its target, so the
+// link survives.
+func replaceFile(path string, data []byte) error {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %v", path, err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".subpool-*")
+	if err != nil {
+		return fmt.Errorf("cannot update %s: %v", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("cannot update %s: %v", path, err)
+	}
+	if err := f.Chmod(fi.Mode().Perm()); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot update %s: %v", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot update %s: %v", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ClaudeCodeEmail is the email Claude Code shows for its login, from
+// .claude.json's oauthAccount (beside ~/.claude, or inside a custom
+// CLAUDE_CONFIG_DIR); "" when it cannot tell. Its token file does not
+// say, and an import wants a label.
+func ClaudeCodeEmail() string {
+	dir, custom, err := claudeDir()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(dir, ".claude.json")
+	if !custom {
+		p = filepath.Join(filepath.Dir(dir), ".claude.json")
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Account struct {
+			Email string `json:"emailAddress"`
+		} `json:"oauthAccount"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v.Account.Email
+}
