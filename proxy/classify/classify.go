@@ -1,0 +1,336 @@
+// Package classify decides why an upstream refused a request. It is a pure
+// function from (provider, status, headers, body, transport error) to a
+// Verdict: what kind of failure it is (Class), how far it reaches (Scope),
+// when it lifts (RetryAfter) and, in plain words, why (Reason). The proxy
+// acts on the verdict; this package only reads.
+//
+// What each provider's status codes, error codes, messages and headers
+// mean lives in one table per provider (tables.go), with a test row for
+// every real error sample it was built from (testdata/corpus). The rules
+// in prose are in docs/providers.md.
+//
+// Nothing here touches the network or the clock: the caller passes now,
+// which turns reset timestamps into durations.
+package classify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Class is what kind of failure a response is; the proxy's policy hangs
+// off it (see CONTRACT.md, "Classes").
+type Class string
+
+// Classes.
+const (
+	OK          Class = "ok"
+	RateLimit   Class = "rate_limit"
+	Transient   Class = "transient"
+	Capacity    Class = "capacity"
+	AuthExpired Class = "auth_expired"
+	AuthInvalid Class = "auth_invalid"
+	Payment     Class = "payment"
+	ClientError Class = "client_error"
+	Aborted     Class = "aborted"
+)
+
+// Valid reports whether c is one of the classes above.
+func (c Class) Valid() bool {
+	switch c {
+	case OK, RateLimit, Transient, Capacity, AuthExpired, AuthInvalid, Payment, ClientError, Aborted:
+		return true
+	}
+	return false
+}
+
+// Scope is how far a verdict reaches. It is set only for classes that act
+// on credentials: rate_limit (credential, model or provider), payment
+// (credential or model), auth_expired and auth_invalid (credential).
+type Scope string
+
+// Scopes.
+const (
+	ScopeNone       Scope = ""
+	ScopeCredential Scope = "credential"
+	ScopeModel      Scope = "model"
+	// ScopeProvider is egress-wide: every credential of the provider
+	// shares the limit, as when the upstream counts per IP address.
+	ScopeProvider Scope = "provider"
+)
+
+// Valid reports whether s is one of the scopes above.
+func (s Scope) Valid() bool {
+	switch s {
+	case ScopeNone, ScopeCredential, ScopeModel, ScopeProvider:
+		return true
+	}
+	return false
+}
+
+// MaxRetryAfter is the longest reset time believed. Subscription windows
+// are at most a week and spend caps a month; a longer hint is a bug or a
+// unit mix-up (milliseconds read as seconds), and trusting it would park a
+// healthy credential for years.
+const MaxRetryAfter = 90 * 24 * time.Hour
+
+// Verdict is the classifier's answer.
+type Verdict struct {
+	Class Class
+	Scope Scope
+	// RetryAfter is when the refusal lifts, from the upstream's own
+	// signals; 0 when it gave none. Only rate_limit, capacity, transient
+	// and payment verdicts carry one.
+	RetryAfter time.Duration
+	// Reason is a short line for a person, e.g. "429 rate_limit_error:
+	// account rate limit — This request would exceed…". It may quote the
+	// upstream's message (truncated, anything that looks like a key
+	// redacted) and never includes request headers.
+	Reason string
+}
+
+type verdictJSON struct {
+	Class        Class  `json:"class"`
+	Scope        Scope  `json:"scope"`
+	RetryAfterMS int64  `json:"retry_after_ms"`
+	Reason       string `json:"reason"`
+}
+
+// MarshalJSON writes the contract's shape: class, scope, retry_after_ms
+// (0 when unknown) and reason.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	return json.Marshal(verdictJSON{v.Class, v.Scope, v.RetryAfter.Milliseconds(), v.Reason})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *Verdict) UnmarshalJSON(b []byte) error {
+	var j verdictJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*v = Verdict{j.Class, j.Scope, time.Duration(j.RetryAfterMS) * time.Millisecond, j.Reason}
+	return nil
+}
+
+// Response is one upstream attempt as the proxy saw it.
+type Response struct {
+	Status int // 0 when no response arrived
+	Header http.Header
+	Body   []byte // the error body, or its first part; may be nil
+	Err    error  // the transport error, if any
+}
+
+// maxBody bounds how much of a body is read. Error bodies are a few
+// hundred bytes; a megabyte of HTML from a misbehaving proxy is not read.
+const maxBody = 64 << 10
+
+var okVerdict = Verdict{Class: OK, Reason: "ok"}
+
+// Classify decides what r means for provider p (nil: a profile that knows
+// both wire formats). A 2xx status without an error is OK; everything
+// else is read only as far as needed. It never fails: a response it cannot
+// read is judged by its status.
+func Classify(p *Profile, r Response, now time.Time) Verdict {
+	if r.Err != nil {
+		// A client that leaves cancels the context of the upstream call;
+		// that must never read as the upstream's fault.
+		if errors.Is(r.Err, context.Canceled) {
+			return Verdict{Class: Aborted, Reason: "the client went away"}
+		}
+		// An error after an error status (a cut body) is still that
+		// status; otherwise nothing usable arrived.
+		if r.Status < 400 {
+			return transportVerdict(r.Err)
+		}
+	}
+	if r.Status >= 200 && r.Status < 300 {
+		return okVerdict
+	}
+	if r.Status == 0 {
+		return Verdict{Class: Transient, Reason: "no response from the upstream"}
+	}
+	if p == nil {
+		p = &anyProfile
+	}
+	body := r.Body
+	if len(body) > maxBody {
+		body = body[:maxBody]
+	}
+	f := parseBody(body)
+	return p.decide(r.Status, r.Header, &f, now, false)
+}
+
+// ClassifyEvent reads the first event of a 200 SSE stream: its name
+// (may be "") and data. isError is false for ordinary content: named
+// events other than "error" and "response.failed" are waved through
+// unread, and an unnamed data line is read only as far as its top-level
+// keys. Errors the upstream puts inside a stream (Anthropic "event:
+// error", Responses "response.failed", an OpenAI chat "data: {"error":…}"
+// line) classify like the HTTP refusal they stand for. A bare JSON error
+// body with event "" works too, for upstreams that answer 200 with an
+// error object.
+func ClassifyEvent(p *Profile, event string, data []byte, now time.Time) (v Verdict, isError bool) {
+	d := data[skipWS(data, 0):]
+	switch event {
+	case "error", "response.failed":
+	case "":
+		if len(d) == 0 || d[0] != '{' {
+			return okVerdict, false // "[DONE]", a comment, nothing
+		}
+		typ, hasErr := topType(d)
+		if !hasErr && string(typ) != "error" && string(typ) != "response.failed" {
+			return okVerdict, false
+		}
+	default:
+		return okVerdict, false
+	}
+	if p == nil {
+		p = &anyProfile
+	}
+	if len(d) > maxBody {
+		d = d[:maxBody]
+	}
+	f := parseBody(d)
+	return p.decide(streamStatus(&f), nil, &f, now, true), true
+}
+
+// streamStatus is the HTTP status an in-stream error stands for, so the
+// same table judges both. Unknown codes count as a server error: the
+// upstream accepted the request and then failed.
+func streamStatus(f *fields) int {
+	for rank := 0; rank < nRanks; rank++ {
+		for i := 0; i < f.n; i++ {
+			if int(f.idRank[i]) != rank {
+				continue
+			}
+			if s, ok := streamCodeStatus[string(f.ids[i])]; ok {
+				return s
+			}
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+var streamCodeStatus = map[string]int{
+	"overloaded_error":        529,
+	"rate_limit_error":        429,
+	"api_error":               500,
+	"invalid_request_error":   400,
+	"authentication_error":    401,
+	"permission_error":        403,
+	"not_found_error":         404,
+	"request_too_large":       413,
+	"billing_error":           402,
+	"timeout_error":           504,
+	"server_is_overloaded":    503,
+	"slow_down":               503,
+	"rate_limit_exceeded":     429,
+	"insufficient_quota":      429,
+	"usage_limit_reached":     429,
+	"usage_not_included":      429,
+	"context_length_exceeded": 400,
+	"invalid_prompt":          400,
+	"server_error":            500,
+}
+
+// transportVerdict names a failure that left no HTTP response. All of
+// them are transient: the request may not have reached the upstream, and
+// a short retry on the same credential is the cheapest cure.
+func transportVerdict(err error) Verdict {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	reason := "network error talking to the upstream"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = "timed out waiting for the upstream"
+	case errors.As(err, &dnsErr):
+		reason = "could not resolve the upstream's address"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		reason = "timed out waiting for the upstream"
+	case errors.Is(err, syscall.ECONNRESET):
+		reason = "the upstream reset the connection"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "the upstream refused the connection"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		reason = "the upstream closed the connection early"
+	}
+	return Verdict{Class: Transient, Reason: reason}
+}
+
+// Profile is what subpool knows about one provider: its wire format, how
+// far its rate limits reach, and its table of error meanings. Get one
+// from Lookup or Custom; the zero value knows nothing but HTTP statuses.
+type Profile struct {
+	Name string
+	Wire string // "anthropic" or "openai"
+	// LimitScope is "credential" (each credential has its own limits) or
+	// "egress" (the upstream counts per IP address, so one 429 cools every
+	// credential of the provider).
+	LimitScope string
+
+	rules []rule
+	// zai: z.ai business codes may hide in "[1308][…]" message prefixes
+	// and its reset stamps are Beijing wall-clock time.
+	zai bool
+}
+
+// Limit scopes a profile may declare.
+const (
+	LimitCredential = "credential"
+	LimitEgress     = "egress"
+)
+
+// Lookup returns the built-in profile for name ("anthropic", "openai",
+// "chatgpt", "zai", "anthropic-compatible", "openai-compatible"), or nil.
+// Each call returns a fresh copy, safe to adjust.
+func Lookup(name string) *Profile {
+	b := builtins[name]
+	if b == nil {
+		return nil
+	}
+	p := *b
+	return &p
+}
+
+// Names lists the built-in profiles, for help texts.
+func Names() []string {
+	return []string{"anthropic", "openai", "chatgpt", "zai", "anthropic-compatible", "openai-compatible"}
+}
+
+// Custom returns the profile for a provider from config: a built-in name
+// speaking its own wire keeps its table; anything else gets the generic
+// compatible table for its wire (plus z.ai's business codes when name is
+// "zai"). limitScope is "credential" or "egress"; anything else means
+// credential. An unknown wire gets a table that knows both.
+func Custom(name, wire, limitScope string) *Profile {
+	var p Profile
+	if b := builtins[name]; b != nil && b.Wire == wire {
+		p = *b
+	} else {
+		switch wire {
+		case "anthropic":
+			p = *builtins["anthropic-compatible"]
+		case "openai":
+			p = *builtins["openai-compatible"]
+		default:
+			p = anyProfile
+		}
+		if name == "zai" {
+			p.rules = concat(zaiRules, p.rules)
+			p.zai = true
+		}
+	}
+	p.Name, p.Wire = name, wire
+	p.LimitScope = LimitCredential
+	if strings.EqualFold(strings.TrimSpace(limitScope), LimitEgress) {
+		p.LimitScope = LimitEgress
+	}
+	return &p
+}

@@ -1,0 +1,143 @@
+package classify
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var fuzzProfiles = func() []*Profile {
+	var ps []*Profile
+	for _, n := range Names() {
+		ps = append(ps, Lookup(n))
+	}
+	return append(ps, Custom("edge", "openai", "egress"), nil, &Profile{})
+}()
+
+// headerBlob turns "Key: value" lines into a header, as the CLI does. A
+// key written "=key" goes into the map as is, not canonicalized, as a
+// hand-built header would.
+func headerBlob(s string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if raw, ok := strings.CutPrefix(k, "="); ok {
+				h[raw] = append(h[raw], v)
+			} else {
+				h.Add(k, v)
+			}
+		}
+	}
+	return h
+}
+
+func FuzzVerdict(f *testing.F) {
+	for _, s := range loadCorpus(f) {
+		var lines []string
+		for k, v := range s.Headers {
+			lines = append(lines, k+": "+v)
+		}
+		pi := 0
+		for i, n := range Names() {
+			if n == s.Provider {
+				pi = i
+			}
+		}
+		f.Add(uint8(pi), s.Status, strings.Join(lines, "\n"), s.body(f), s.Event, s.now(f).Unix())
+	}
+	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
+	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
+	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
+
+	f.Fuzz(func(t *testing.T, pi uint8, status int, headers string, body []byte, event string, nowUnix int64) {
+		p := fuzzProfiles[int(pi)%len(fuzzProfiles)]
+		now := time.Unix(nowUnix%(1<<40), 0)
+		h := headerBlob(headers)
+
+		v := Classify(p, Response{Status: status, Header: h, Body: body}, now)
+		checkVerdict(t, v)
+		if again := Classify(p, Response{Status: status, Header: h, Body: body}, now); again != v {
+			t.Fatalf("not deterministic: %+v then %+v", v, again)
+		}
+
+		// The quick path of quoting must say what the careful one says.
+		if n, ok := plainCut(body, maxQuote); ok {
+			fast := appendQuote(nil, body, maxQuote)
+			if slow := quoteWords(nil, body, maxQuote); string(fast) != string(slow) {
+				t.Fatalf("quote paths differ (cut %d):\n%q\n%q", n, fast, slow)
+			}
+		}
+
+		ev, isErr := ClassifyEvent(p, event, body, now)
+		checkVerdict(t, ev)
+		if isErr == (ev.Class == OK) {
+			t.Fatalf("isError %v with class %s", isErr, ev.Class)
+		}
+
+		if u, ok := ParseUtilization(h, now); ok {
+			if u == nil || !u.UpdatedAt.Equal(now) {
+				t.Fatalf("utilization %+v", u)
+			}
+			if w := u.FiveHour; w != nil {
+				checkWindow(t, w.Used, w.ResetsAt, now)
+			}
+			if w := u.SevenDay; w != nil {
+				checkWindow(t, w.Used, w.ResetsAt, now)
+			}
+		}
+	})
+}
+
+func checkWindow(t *testing.T, used float64, reset *time.Time, now time.Time) {
+	t.Helper()
+	if math.IsNaN(used) || used < 0 || used > 2 {
+		t.Fatalf("used %v", used)
+	}
+	if reset != nil && (reset.Before(now.Add(-time.Second)) || reset.After(now.Add(MaxRetryAfter))) {
+		t.Fatalf("reset %v for now %v", reset, now)
+	}
+}
+
+// allowedScopes says which scopes each class may carry.
+var allowedScopes = map[Class][]Scope{
+	OK:          {ScopeNone},
+	RateLimit:   {ScopeCredential, ScopeModel, ScopeProvider},
+	Transient:   {ScopeNone},
+	Capacity:    {ScopeNone},
+	AuthExpired: {ScopeCredential},
+	AuthInvalid: {ScopeCredential},
+	Payment:     {ScopeCredential, ScopeModel},
+	ClientError: {ScopeNone},
+	Aborted:     {ScopeNone},
+}
+
+func checkVerdict(t *testing.T, v Verdict) {
+	t.Helper()
+	if !v.Class.Valid() || !v.Scope.Valid() {
+		t.Fatalf("invalid verdict %+v", v)
+	}
+	ok := false
+	for _, s := range allowedScopes[v.Class] {
+		ok = ok || s == v.Scope
+	}
+	if !ok {
+		t.Fatalf("class %s with scope %q", v.Class, v.Scope)
+	}
+	if v.RetryAfter < 0 || v.RetryAfter > MaxRetryAfter {
+		t.Fatalf("retry after %v", v.RetryAfter)
+	}
+	switch v.Class {
+	case RateLimit, Capacity, Transient, Payment:
+	default:
+		if v.RetryAfter != 0 {
+			t.Fatalf("class %s carries retry after %v", v.Class, v.RetryAfter)
+		}
+	}
+	if v.Reason == "" || len(v.Reason) > 300 || !utf8.ValidString(v.Reason) || strings.ContainsAny(v.Reason, "\n\r\x00") {
+		t.Fatalf("bad reason %q", v.Reason)
+	}
+}

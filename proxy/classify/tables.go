@@ -1,0 +1,231 @@
+package classify
+
+// The provider tables. Each rule says: when the status is one of these,
+// an error code in the body is one of these, and the message contains one
+// of these phrases, the response is this class. Empty conditions match
+// anything; all given conditions must hold. Rules are tried in order and
+// the first match wins, so specific rules (a spend cap wearing
+// rate_limit_error) come before general ones (rate_limit_error).
+//
+// Codes are compared with every identifier the body carries: error.type,
+// error.code, error.details.error_code, a top-level "error" string (OAuth
+// token endpoints), "code" and "codex_error_info". Phrases are matched
+// case-insensitively against the upstream's message. When no rule
+// matches, the status decides (statusRules).
+//
+// The rules rest on real answers kept in testdata/corpus (each with the
+// issue or page it came from) and, where no answer was published, on the
+// provider's own error list cited above its table. docs/providers.md says
+// the same in prose. Change the three together.
+
+type rule struct {
+	status []int
+	codes  []string
+	text   []string // lower case
+	class  Class
+	scope  Scope
+	why    string
+
+	needles []needle // text, compiled by buildProfiles
+}
+
+// oauthRules are the answers of OAuth token endpoints and of APIs that
+// refuse an access token. They are the same words at Anthropic and OpenAI
+// (RFC 6749 plus OpenAI's own codes).
+var oauthRules = []rule{
+	{codes: []string{"invalid_grant", "refresh_token_reused", "refresh_token_expired", "refresh_token_invalidated",
+		"token_invalidated", "token_revoked", "invalid_refresh_token"},
+		class: AuthInvalid, scope: ScopeCredential, why: "login no longer valid; log in again"},
+	{codes: []string{"token_expired"}, class: AuthExpired, scope: ScopeCredential, why: "access token expired"},
+	{status: []int{401}, text: []string{"token has expired", "token is expired", "token expired"},
+		class: AuthExpired, scope: ScopeCredential, why: "access token expired"},
+	{text: []string{"has been revoked", "token revoked", "has been invalidated"},
+		class: AuthInvalid, scope: ScopeCredential, why: "login revoked; log in again"},
+}
+
+// anthropicRules: Anthropic API keys and Claude subscriptions
+// (docs.claude.com/en/api/errors and the samples in the corpus).
+var anthropicRules = []rule{
+	// Billing wears many coats: a 402 billing_error, a 400
+	// invalid_request_error about credit, a 429 rate_limit_error whose
+	// details say enforced_spend_limit_reached. None lifts by waiting.
+	{codes: []string{"billing_error"}, class: Payment, scope: ScopeCredential, why: "billing problem on the account"},
+	{codes: []string{"enforced_spend_limit_reached"}, class: Payment, scope: ScopeCredential, why: "spend limit reached"},
+	{text: []string{"credit balance is too low"}, class: Payment, scope: ScopeCredential, why: "credit balance too low"},
+	{text: []string{"api usage limits", "spend limit"},
+		class: Payment, scope: ScopeCredential, why: "spend limit reached"},
+	{text: []string{"extra usage"}, class: Payment, scope: ScopeCredential, why: "subscription needs extra usage for this client"},
+
+	{codes: []string{"overloaded_error"}, class: Capacity, why: "model overloaded for everyone"},
+	{codes: []string{"rate_limit_error"}, class: RateLimit, scope: ScopeCredential, why: "account rate limit"},
+
+	{codes: []string{"authentication_error"}, class: AuthInvalid, scope: ScopeCredential, why: "key or token refused"},
+	// permission_error is mostly "this key may not use that resource":
+	// the request's problem, not a dead credential. Revocations are
+	// caught above by their wording.
+	{codes: []string{"permission_error"}, class: ClientError, why: "not allowed for this credential"},
+
+	{codes: []string{"request_too_large"}, class: ClientError, why: "request too large"},
+	{codes: []string{"not_found_error"}, class: ClientError, why: "not found"},
+	{codes: []string{"api_error", "timeout_error"}, class: Transient, why: "server error"},
+	{status: []int{400, 404, 405, 413, 415, 422}, codes: []string{"invalid_request_error"},
+		class: ClientError, why: "invalid request"},
+}
+
+// openaiRules: the OpenAI API (platform.openai.com/docs/guides/error-codes).
+var openaiRules = []rule{
+	// insufficient_quota shares the 429 with real rate limits; its type
+	// or its code says billing (type alone on older answers).
+	{codes: []string{"insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded",
+		"project_spend_limit_exceeded", "organization_usage_limit_exceeded", "billing_hard_limit_reached",
+		"billing_not_active"},
+		class: Payment, scope: ScopeCredential, why: "quota or billing exhausted"},
+	{text: []string{"exceeded your current quota", "you have no credits remaining", "insufficient balance", "no resource package"},
+		class: Payment, scope: ScopeCredential, why: "quota or billing exhausted"},
+	// "Request too large for gpt-4o … on tokens per min: Limit 30000,
+	// Requested 30601" comes as a 429 rate_limit_exceeded, but no wait
+	// makes the request fit.
+	{text: []string{"request too large for"}, class: ClientError, why: "request larger than the rate limit allows"},
+	{codes: []string{"server_is_overloaded", "engine_overloaded_error"}, class: Capacity, why: "servers overloaded"},
+	{text: []string{"at capacity", "currently overloaded", "is overloaded with other requests", "temporarily overloaded"},
+		class: Capacity, why: "servers overloaded"},
+	// slow_down is OpenAI asking this account to ramp down; the cure is
+	// the same as a rate limit.
+	{codes: []string{"rate_limit_exceeded", "slow_down", "rate_limit_error"},
+		class: RateLimit, scope: ScopeCredential, why: "rate limit"},
+	{codes: []string{"invalid_api_key", "account_deactivated", "invalid_organization"},
+		class: AuthInvalid, scope: ScopeCredential, why: "API key refused"},
+	{text: []string{"incorrect api key"}, class: AuthInvalid, scope: ScopeCredential, why: "API key refused"},
+	{codes: []string{"context_length_exceeded", "string_above_max_length", "invalid_prompt", "model_not_found",
+		"unsupported_country_region_territory", "invalid_value", "cyber_policy"},
+		class: ClientError, why: "invalid request"},
+	{codes: []string{"server_error", "internal_error"}, class: Transient, why: "server error"},
+	{status: []int{400, 404, 405, 413, 415, 422}, codes: []string{"invalid_request_error"},
+		class: ClientError, why: "invalid request"},
+}
+
+// codexRules: the ChatGPT backend Codex talks to
+// (chatgpt.com/backend-api/codex; openai/codex codex-rs/codex-api).
+var codexRules = []rule{
+	// The plan's usage window is spent; it may come as 429 or 403.
+	{codes: []string{"usage_limit_reached", "usagelimitexceeded"},
+		class: RateLimit, scope: ScopeCredential, why: "ChatGPT plan usage limit"},
+	{text: []string{"hit your chatgpt usage limit", "usage limit has been reached"},
+		class: RateLimit, scope: ScopeCredential, why: "ChatGPT plan usage limit"},
+	{codes: []string{"usage_not_included"}, class: Payment, scope: ScopeCredential, why: "plan does not include Codex"},
+	{codes: []string{"server_is_overloaded", "server_overloaded", "serveroverloaded"},
+		class: Capacity, why: "servers overloaded"},
+	{text: []string{"at capacity", "currently overloaded"}, class: Capacity, why: "model at capacity"},
+}
+
+// unauthorizedRefresh ends the tables of providers that hold OAuth logins
+// (anthropic, openai, chatgpt): a 401 no rule explained means the access
+// token is no longer accepted, and one refresh tells expired from dead,
+// where calling it dead would send the user to log in again for nothing.
+// The proxy treats it as dead for an API key, which has nothing to
+// refresh. Providers with keys only keep statusRules' auth_invalid.
+var unauthorizedRefresh = []rule{
+	{status: []int{401}, class: AuthExpired, scope: ScopeCredential, why: "access token refused; refresh it"},
+}
+
+// zaiRules: z.ai business codes (docs.z.ai/api-reference/api-code and
+// docs.bigmodel.cn/cn/api/api-code). The HTTP status alone misleads: z.ai
+// answers 429 for rate limits, overloads and an empty balance alike.
+var zaiRules = []rule{
+	{codes: []string{"1000", "1001", "1002", "1003", "1004"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "API key refused; create a new one"},
+	{codes: []string{"1110", "1111", "1112", "1121"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "account disabled or locked"},
+	{codes: []string{"1113"}, class: Payment, scope: ScopeCredential, why: "account balance empty"},
+	{codes: []string{"1309"}, class: Payment, scope: ScopeCredential, why: "GLM Coding Plan expired"},
+	{codes: []string{"1311"}, class: Payment, scope: ScopeModel, why: "plan does not include this model"},
+	{codes: []string{"1305"}, class: Capacity, why: "service overloaded"},
+	{codes: []string{"1312"}, class: Capacity, why: "model overloaded"},
+	{codes: []string{"1302"}, class: RateLimit, scope: ScopeCredential, why: "concurrency limit"},
+	{codes: []string{"1303"}, class: RateLimit, scope: ScopeCredential, why: "request frequency limit"},
+	{codes: []string{"1304"}, class: RateLimit, scope: ScopeCredential, why: "daily call limit"},
+	{codes: []string{"1308"}, class: RateLimit, scope: ScopeCredential, why: "usage window limit"},
+	{codes: []string{"1310"}, class: RateLimit, scope: ScopeCredential, why: "weekly or monthly limit"},
+	{codes: []string{"1313"}, class: RateLimit, scope: ScopeCredential, why: "fair-use throttling"},
+	{codes: []string{"1120", "1230", "1234"}, class: Transient, why: "server error"},
+	{codes: []string{"1200", "1210", "1211", "1212", "1213", "1214", "1215", "1220", "1221", "1222", "1231",
+		"1261", "1300", "1301"},
+		class: ClientError, why: "invalid request"},
+}
+
+// statusRules judge what no table rule matched, by status alone.
+type statusRule struct {
+	lo, hi int
+	class  Class
+	scope  Scope
+	why    string
+}
+
+var statusRules = []statusRule{
+	{400, 400, ClientError, ScopeNone, "bad request"},
+	{401, 401, AuthInvalid, ScopeCredential, "credential refused"},
+	{402, 402, Payment, ScopeCredential, "payment required"},
+	{403, 403, ClientError, ScopeNone, "forbidden"},
+	{404, 404, ClientError, ScopeNone, "not found"},
+	{408, 408, Transient, ScopeNone, "upstream timed out"},
+	{409, 409, Transient, ScopeNone, "conflict; safe to retry"},
+	{413, 413, ClientError, ScopeNone, "request too large"},
+	{425, 425, Transient, ScopeNone, "too early; safe to retry"},
+	{429, 429, RateLimit, ScopeCredential, "rate limited"},
+	{400, 499, ClientError, ScopeNone, "request refused"},
+	{529, 529, Capacity, ScopeNone, "overloaded"},
+	{500, 599, Transient, ScopeNone, "server error, no limit signal"},
+}
+
+func byStatus(status int) (Class, Scope, string) {
+	for _, s := range statusRules {
+		if status >= s.lo && status <= s.hi {
+			return s.class, s.scope, s.why
+		}
+	}
+	return Transient, ScopeNone, "unexpected status"
+}
+
+func concat(parts ...[]rule) []rule {
+	var out []rule
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// The built-in profiles. Each wire's own table comes first; the other
+// wire's follows because relays and "compatible" servers mix shapes (an
+// OpenAI-shaped body carrying Anthropic's rate_limit_error).
+var builtins, anyProfile = buildProfiles()
+
+// buildProfiles compiles the tables' phrases and assembles the profiles.
+// It runs as a variable initializer, not in init, so that anything reading
+// profiles during package initialization finds them ready. anyProfile
+// serves a nil profile and unknown wires: every table.
+func buildProfiles() (map[string]*Profile, Profile) {
+	for _, t := range [][]rule{oauthRules, anthropicRules, openaiRules, codexRules, unauthorizedRefresh, zaiRules} {
+		for i := range t {
+			t[i].needles = compileNeedles(t[i].text)
+		}
+	}
+	b := map[string]*Profile{
+		"anthropic": {Name: "anthropic", Wire: "anthropic", LimitScope: LimitCredential,
+			rules: concat(oauthRules, anthropicRules, unauthorizedRefresh)},
+		// ChatGPT logins live in the openai pool and users paste Codex
+		// bodies under "openai", so the OpenAI profile knows the ChatGPT
+		// backend too.
+		"openai": {Name: "openai", Wire: "openai", LimitScope: LimitCredential,
+			rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+		"chatgpt": {Name: "chatgpt", Wire: "openai", LimitScope: LimitCredential,
+			rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+		"zai": {Name: "zai", Wire: "anthropic", LimitScope: LimitCredential, zai: true,
+			rules: concat(zaiRules, oauthRules, anthropicRules, openaiRules)},
+		"anthropic-compatible": {Name: "anthropic-compatible", Wire: "anthropic", LimitScope: LimitCredential,
+			rules: concat(oauthRules, anthropicRules, openaiRules)},
+		"openai-compatible": {Name: "openai-compatible", Wire: "openai", LimitScope: LimitCredential,
+			rules: concat(oauthRules, openaiRules, anthropicRules)},
+	}
+	return b, Profile{Name: "any", LimitScope: LimitCredential,
+		rules: concat(oauthRules, codexRules, anthropicRules, openaiRules)}
+}
