@@ -134,6 +134,10 @@ type AddCredential struct {
 	Provider string `json:"provider"`
 	Label    string `json:"label"`
 	Kind     string `json:"kind"` // KindAPIKey or KindOAuth
+	// Source is set for credentials imported from a CLI ("claude-code",
+	// "codex"); the secret then also carries "source_path", the CLI's
+	// token file, which subpool keeps in step when it refreshes.
+	Source string `json:"source,omitempty"`
 	// Secret for api_key: {"key": "..."}; for oauth: {"access_token",
 	// "refresh_token", "expires_at" (RFC 3339), "id_token", "account_id"}.
 	Secret map[string]string `json:"secret"`

@@ -57,6 +57,8 @@ type Config struct {
 	MaxAttempts      int
 	MaxInFlight      int
 	HeaderTimeout    time.Duration
+
+	Fallback Fallback
 }
 
 // Provider is one pool's upstream.
@@ -66,6 +68,8 @@ type Provider struct {
 	BaseURL        string
 	ChatGPTBaseURL string // openai only: where ChatGPT logins go
 	TokenURL       string // OAuth refresh endpoint
+	AuthorizeURL   string // OAuth login page; "" = the built-in default
+	RedirectURI    string // OAuth callback; "" = the built-in default (port 0: any free port, for tests)
 	LimitScope     string // "credential" or "egress"
 	MaxInFlight    int
 	Builtin        bool
@@ -100,6 +104,7 @@ func Default() Config {
 		TransientBackoff: []time.Duration{250 * time.Millisecond, 750 * time.Millisecond},
 		MaxAttempts:      8,
 		HeaderTimeout:    10 * time.Minute,
+		Fallback:         DefaultFallback(),
 	}
 }
 
@@ -127,6 +132,7 @@ type file struct {
 		MaxInFlight   *int     `toml:"max_in_flight"`
 		HeaderTimeout *string  `toml:"header_timeout"`
 	} `toml:"retry"`
+	Fallback fallbackFile `toml:"fallback"` // read by parseFallback
 }
 
 type keychain struct {
@@ -138,6 +144,8 @@ type providerFile struct {
 	BaseURL        *string `toml:"base_url"`
 	ChatGPTBaseURL *string `toml:"chatgpt_base_url"`
 	TokenURL       *string `toml:"token_url"`
+	AuthorizeURL   *string `toml:"authorize_url"`
+	RedirectURI    *string `toml:"redirect_uri"`
 	LimitScope     *string `toml:"limit_scope"`
 	MaxInFlight    *int    `toml:"max_in_flight"`
 }
@@ -163,6 +171,18 @@ func Load(path string) (Config, error) {
 		if err := WriteDefault(path); err != nil {
 			return Config{}, err
 		}
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: cannot read: %v", path, err)
+	}
+	return Parse(path, b)
+}
+
+// Read is Load without creating anything: a missing file means defaults.
+func Read(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil
 	}
 	if err != nil {
@@ -257,6 +277,8 @@ func Parse(path string, b []byte) (Config, error) {
 			{"base_url", pf.BaseURL, &p.BaseURL},
 			{"chatgpt_base_url", pf.ChatGPTBaseURL, &p.ChatGPTBaseURL},
 			{"token_url", pf.TokenURL, &p.TokenURL},
+			{"authorize_url", pf.AuthorizeURL, &p.AuthorizeURL},
+			{"redirect_uri", pf.RedirectURI, &p.RedirectURI},
 		} {
 			if u.src == nil {
 				continue
@@ -372,6 +394,9 @@ func Parse(path string, b []byte) (Config, error) {
 			}
 			c.HeaderTimeout = d
 		}
+	}
+	if c.Fallback, err = parseFallback(f.Fallback, c.Providers, bad); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
@@ -547,6 +572,7 @@ backend = "os"
 base_url  = "https://api.anthropic.com"
 # OAuth refresh endpoint for Claude subscriptions. It has moved before.
 token_url = "https://platform.claude.com/v1/oauth/token"
+# authorize_url and redirect_uri override the login page and its callback.
 # max_in_flight = 0                 # concurrent requests per credential, 0 = no limit
 
 [providers.openai]
@@ -585,4 +611,39 @@ max_attempts  = 8
 # Longest wait for an upstream's response headers; non-streaming answers
 # send headers only when they are done, so keep it generous.
 header_timeout = "10m"
+
+[fallback]
+# When no credential of a provider can take a request (all cooling, parked
+# or paused), another provider with a ready credential serves it: the model
+# is mapped by strength tier and, between the Anthropic and OpenAI APIs, the
+# request and answer are translated, so Claude Code can run on a ChatGPT
+# login and Codex on a Claude one. A provider you are not logged in to is
+# skipped. The response carries x-subpool-fallback. See docs/fallback.md.
+enabled = true
+# Built in: anthropic -> openai and openai -> anthropic. A ladder of your
+# own replaces the built-in one for its provider; "anthropic = []" turns it
+# off. Rungs are tried in order:
+# [[fallback.anthropic]]
+# match    = ["claude-opus-*"]      # client models this rung is for (default: all)
+# provider = "zai"                  # a provider from [providers.*]
+# model    = "glm-4.6"              # default: the provider's model for the tier
+# [[fallback.anthropic]]
+# provider = "openai"               # opus -> strong, sonnet -> medium, haiku -> fast
+#
+# The model a fallback asks each provider for, per tier:
+# [fallback.models.openai]
+# strong = "gpt-5.1"
+# medium = "gpt-5.1-codex"
+# fast   = "gpt-5.1-codex-mini"
+# [fallback.models.anthropic]
+# strong = "claude-opus-4-5"
+# medium = "claude-sonnet-4-5"
+# fast   = "claude-haiku-4-5"
+#
+# Which of a provider's models are which tier ('*' = any characters; tried
+# fast, then strong, then medium; a model nothing matches is in the tier
+# that names it above, else medium):
+# [fallback.tiers.openai]
+# strong = ["gpt-5", "gpt-5.1", "o1", "o3", "*-pro", "*-pro-*", "*-max", "*-max-*"]
+# fast   = ["*-mini", "*-mini-*", "*-nano", "*-nano-*"]
 `

@@ -1,0 +1,45 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// Auth is what one attempt sends for its credential.
+type Auth struct {
+	// Header is set on the outgoing request (after the client's own auth
+	// headers are removed). Values replace; anthropic-beta is merged.
+	Header http.Header
+	// BaseURL replaces the provider's base_url when set: ChatGPT logins go
+	// to the Codex backend, not api.openai.com.
+	BaseURL string
+	// StripV1 drops the leading /v1 of the client's path: the Codex backend
+	// answers /responses under its base URL.
+	StripV1 bool
+	// Profile replaces the provider's classification rules for this
+	// credential: a ChatGPT login speaks the Codex backend's errors, not
+	// api.openai.com's. Nil keeps the provider's.
+	Profile *classify.Profile
+}
+
+// Authenticator supplies credentials' auth. It owns the secrets: the proxy
+// only ever sees headers for one attempt.
+type Authenticator interface {
+	// Auth returns what to send with cred. With refresh, the access token
+	// is renewed first (after an auth_expired verdict); implementations
+	// allow one refresh per credential at a time and make concurrent
+	// callers wait for it.
+	Auth(ctx context.Context, cred pool.Credential, refresh bool) (Auth, error)
+}
+
+// ErrRelogin wraps an Authenticator error that only the user can fix: a
+// dead refresh token, a revoked login. The credential is parked.
+var ErrRelogin = errors.New("log in again")
+
+// ErrNoRefresh is returned for refresh on a credential that has nothing to
+// refresh (an API key).
+var ErrNoRefresh = errors.New("credential cannot be refreshed")

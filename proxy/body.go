@@ -1,0 +1,94 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// errTooLarge is returned by readBody when the client sent more than
+// max_body; the caller answers 413 in the provider's shape.
+var errTooLarge = errors.New("request body too large")
+
+// readBody reads the request body once, bounded, so that every attempt can
+// send it again. Clients that send no body (GET /v1/models) get nil.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if r.ContentLength > limit {
+		return nil, errTooLarge
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errTooLarge
+	}
+	return b, err
+}
+
+// requestInfo is what routing and selection need from a body: parsed once,
+// tolerant of anything (a body we cannot parse is still forwarded; the
+// upstream judges it).
+type requestInfo struct {
+	Model    string
+	Stream   bool
+	Affinity string
+}
+
+type bodyFields struct {
+	Model          string `json:"model"`
+	Stream         bool   `json:"stream"`
+	PromptCacheKey string `json:"prompt_cache_key"`
+	Metadata       struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
+}
+
+// inspect extracts model, stream and the conversation key.
+//
+// Affinity keys, in order (docs/pool.md):
+//   - Claude Code: metadata.user_id. Recent versions put a JSON string there
+//     with a session_id; older ones a flat "user_…_session_<uuid>" string.
+//     Either way it names one conversation.
+//   - Codex CLI: the session_id header, else the body's prompt_cache_key.
+//   - Anything else: the x-session-id header, if a client sends one.
+func inspect(h http.Header, body []byte) requestInfo {
+	var info requestInfo
+	if len(body) > 0 && bytes.IndexByte(body, '{') >= 0 {
+		var f bodyFields
+		if json.Unmarshal(body, &f) == nil {
+			info.Model, info.Stream = f.Model, f.Stream
+			info.Affinity = sessionFromUserID(f.Metadata.UserID)
+			if info.Affinity == "" && f.PromptCacheKey != "" {
+				info.Affinity = "pck:" + f.PromptCacheKey
+			}
+		}
+	}
+	if s := h.Get("session_id"); s != "" {
+		info.Affinity = "sid:" + s
+	} else if info.Affinity == "" {
+		if s := h.Get("x-session-id"); s != "" {
+			info.Affinity = "sid:" + s
+		}
+	}
+	return info
+}
+
+func sessionFromUserID(uid string) string {
+	if uid == "" {
+		return ""
+	}
+	if strings.HasPrefix(uid, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(uid), &v) == nil && v.SessionID != "" {
+			return "cc:" + v.SessionID
+		}
+	}
+	return "cc:" + uid
+}

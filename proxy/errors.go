@@ -1,0 +1,103 @@
+package proxy
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// writeError answers in the shape the client's SDK parses for its wire, so
+// that a refusal by subpool reads like any other API error, with a message
+// a person can act on.
+func writeError(w http.ResponseWriter, wire string, status int, msg string, retryAfter time.Duration) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("x-subpool-error", "1")
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	}
+	w.WriteHeader(status)
+	w.Write(errorBody(wire, status, msg))
+}
+
+func errorBody(wire string, status int, msg string) []byte {
+	var v any
+	if wire == "openai" {
+		type oe struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    string  `json:"code"`
+		}
+		typ, code := openaiType(status)
+		v = struct {
+			Error oe `json:"error"`
+		}{oe{Message: msg, Type: typ, Code: code}}
+	} else {
+		type ae struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}
+		v = struct {
+			Type  string `json:"type"`
+			Error ae     `json:"error"`
+		}{"error", ae{Type: anthropicType(status), Message: msg}}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func anthropicType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	default:
+		return "api_error"
+	}
+}
+
+func openaiType(status int) (typ, code string) {
+	switch status {
+	case http.StatusUnauthorized:
+		return "invalid_request_error", "invalid_api_key"
+	case http.StatusForbidden:
+		return "invalid_request_error", "forbidden"
+	case http.StatusNotFound:
+		return "invalid_request_error", "not_found"
+	case http.StatusRequestEntityTooLarge:
+		return "invalid_request_error", "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_exceeded", "rate_limit_exceeded"
+	case http.StatusBadRequest:
+		return "invalid_request_error", "invalid_request"
+	default:
+		return "server_error", "subpool_unavailable"
+	}
+}
+
+// sseError is a provider-shaped error event for a stream that already
+// started: the status line is gone, so the error travels in-band.
+func sseError(wire, msg string) []byte {
+	if wire == "openai" {
+		b, _ := json.Marshal(map[string]any{
+			"type": "error", "code": "upstream_error", "message": msg, "param": nil,
+		})
+		return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
+	}
+	b := errorBody("anthropic", http.StatusBadGateway, msg)
+	return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
+}

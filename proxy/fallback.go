@@ -1,0 +1,604 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/translate"
+)
+
+// Fallback across providers (docs/fallback.md). When no credential of the
+// client's provider can take a request, the ladder (Options.Fallback)
+// names other providers and models to try, in order. A target serves only
+// if it has a ready credential now; the request then runs the ordinary
+// attempt loop (run.loop) on the target's pool, with its model mapped
+// and, between the Anthropic and OpenAI APIs, translated both ways by
+// proxy/translate. Nothing else changes: rotation, cooldowns, transient
+// retries and capacity waits work on the target as on any pool.
+
+// FallbackTarget is one rung of a fallback ladder, resolved for a request:
+// the provider that may serve it and the model to ask that provider for.
+type FallbackTarget struct {
+	Provider string
+	Model    string
+}
+
+// classRefused is the class run.refuse gives an answer subpool wrote
+// itself.
+const classRefused = classify.Class("refused")
+
+// fallback is lease's hook for a request whose provider has no credential
+// that can take it (u). It runs before any sole-provider wait: a provider
+// with a ready credential serves now, where waiting would hold the client
+// for up to wait.sole_provider_max.
+//
+// It reports served when a target answered the client (or the client
+// left). Otherwise nothing was written, and note explains per target why
+// none could serve, for the refusal that may follow ("" when there is no
+// ladder).
+func (rn *run) fallback(u *pool.Unavailable) (note string, served bool) {
+	p := rn.p
+	from := clientWire(rn.upath)
+	if p.o.Fallback == nil || from == "" || rn.r.Method != http.MethodPost {
+		return "", false
+	}
+	// A busy credential frees up when a request ends and a cooldown ending
+	// now is no outage: neither is worth a different model.
+	if u.Busy > 0 || (u.HasNext && u.NextReady == 0) {
+		return "", false
+	}
+	var skipped []string
+	for _, t := range p.o.Fallback(rn.prov.Name, rn.info.Model) {
+		why, done := rn.detour(t, from, u, skipped)
+		if done {
+			return "", true
+		}
+		skipped = append(skipped, t.Provider+": "+why)
+	}
+	if len(skipped) == 0 {
+		return "", false
+	}
+	return "; no fallback: " + strings.Join(skipped, "; "), false
+}
+
+// detour serves the request on one target. done means the client has its
+// answer (or left); otherwise why says what kept the target from serving,
+// and the client has seen nothing.
+func (rn *run) detour(t FallbackTarget, from translate.Target, u *pool.Unavailable, skipped []string) (why string, done bool) {
+	p := rn.p
+	to := p.o.Providers[t.Provider]
+	if to == nil || to == rn.prov {
+		return "not a provider of this proxy", false
+	}
+	if why, down := p.targetDown(to.Name, t.Model); down {
+		return why, false
+	}
+	d := &detour{
+		to: to, model: t.Model, client: from, clientModel: rn.info.Model, stream: rn.info.Stream,
+		src: rn.body, bodies: map[translate.Target]translated{}, logf: p.o.Logf,
+	}
+	d.upath = d.targetPath(rn.upath)
+	body, err := d.prepare(p.o.Pool.Status(to.Name))
+	if err != nil {
+		// The request holds something the target's wire cannot carry: the
+		// request is fine, only this detour is impossible.
+		return err.Error(), false
+	}
+
+	reason := u.Error()
+	if len(skipped) > 0 {
+		reason += "; skipped " + strings.Join(skipped, "; ")
+	}
+	fw := &detourWriter{w: rn.w, h: http.Header{}, d: d}
+	fw.onCommit = func(h http.Header) {
+		h.Set("x-subpool-fallback", to.Name+"/"+t.Model)
+		p.o.Events.Emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
+			From: rn.prov.Name, To: to.Name, Model: rn.info.Model, Reason: reason})
+		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.info.Model, to.Name, t.Model, reason)
+	}
+
+	o := p.o
+	// One level: the target's own outage is not detoured again.
+	o.Fallback = nil
+	o.Auth = detourAuth{Authenticator: p.o.Auth, d: d}
+	tr := &run{
+		p: &Proxy{o: o}, w: fw, r: d.request(rn.r), ctx: rn.ctx, prov: to, upath: d.upath, body: body,
+		info:  requestInfo{Model: t.Model, Stream: rn.info.Stream, Affinity: rn.info.Affinity},
+		start: rn.start,
+		// The bounds are per client request, not per provider.
+		attempts: rn.attempts, soleWaited: rn.soleWaited, waits: rn.waits,
+		capDeadline: rn.capDeadline, capWaits: rn.capWaits,
+	}
+	d.run = tr
+	tr.loop()
+	rn.attempts, rn.soleWaited, rn.waits = tr.attempts, tr.soleWaited, tr.waits
+	rn.capDeadline, rn.capWaits = tr.capDeadline, tr.capWaits
+
+	if tr.class == classRefused && tr.cred == "" && !fw.committed {
+		// The target ran out while trying (its only key answered 429), or
+		// the attempts did. Its refusal was held back, so the request goes
+		// on as if the target had been out from the start.
+		why, down := p.targetDown(to.Name, t.Model)
+		if !down {
+			why = fw.heldMessage()
+		}
+		if tr.lastReason != "" && !strings.Contains(why, tr.lastReason) {
+			why += " (last answer: " + tr.lastReason + ")"
+		}
+		return why, false
+	}
+	fw.finish(rn.prov.Wire)
+	rn.status, rn.class, rn.cred = tr.status, tr.class, tr.cred
+	return "", true
+}
+
+// targetDown says why no credential of provider can take a request for
+// model now; down is false when one can.
+func (p *Proxy) targetDown(provider, model string) (why string, down bool) {
+	if d, ok := p.o.Pool.NextReady(provider, model); ok && d == 0 {
+		return "", false
+	}
+	// Pick only fails here, and a failed Pick changes nothing; it is asked
+	// for its Unavailable, which words every case as the pool sees it.
+	l, err := p.o.Pool.Pick(pool.PickRequest{Provider: provider, Model: model})
+	if err == nil {
+		// A cooldown ended between the two looks.
+		l.Release()
+		return "", false
+	}
+	var u *pool.Unavailable
+	if !errors.As(err, &u) {
+		return err.Error(), true
+	}
+	if u.Total == 0 {
+		return notLoggedIn(provider), true
+	}
+	return u.Error(), true
+}
+
+// notLoggedIn tells the user how to give provider a credential.
+func notLoggedIn(provider string) string {
+	switch provider {
+	case "anthropic", "openai":
+		return fmt.Sprintf("not logged in — run `subpool login %s` (or `subpool add-key %s --label NAME` for an API key)", provider, provider)
+	}
+	return fmt.Sprintf("no credentials — add one with `subpool add-key %s --label NAME`", provider)
+}
+
+// clientWire is the wire a client path speaks; "" for paths never
+// detoured (count_tokens, models and embeddings have no counterpart).
+func clientWire(upath string) translate.Target {
+	switch upath {
+	case "/v1/messages":
+		return translate.Anthropic
+	case "/v1/chat/completions":
+		return translate.OpenAIChat
+	case "/v1/responses":
+		return translate.OpenAIResponses
+	}
+	return ""
+}
+
+// sameWire reports whether a and b share an answer shape: the Codex
+// backend answers in Responses events.
+func sameWire(a, b translate.Target) bool {
+	norm := func(t translate.Target) translate.Target {
+		if t == translate.ChatGPTCodex {
+			return translate.OpenAIResponses
+		}
+		return t
+	}
+	return norm(a) == norm(b)
+}
+
+// detour is one request carried to a fallback target.
+type detour struct {
+	to          *Provider
+	model       string           // asked of the target
+	client      translate.Target // what the client speaks
+	clientModel string           // what the client asked for; translated answers name it
+	stream      bool             // the client asked for a stream
+	upath       string           // the target's path
+	src         []byte           // the client's body
+	bodies      map[translate.Target]translated
+	logf        func(string, ...any)
+
+	// run is the target's run and up the wire of its attempt under way.
+	// Both are only touched from that run's goroutine: detourAuth sets
+	// them just before each send, the writer reads up when the answer
+	// arrives.
+	run *run
+	up  translate.Target
+}
+
+type translated struct {
+	body []byte
+	err  error
+}
+
+// targetPath is where the target is asked. The built-in openai provider
+// gets the Responses API: api.openai.com serves it for every model, and
+// the ChatGPT backend serves nothing else. OpenAI-compatible providers get
+// Chat Completions, the one API they all serve.
+func (d *detour) targetPath(clientPath string) string {
+	clientAPI := "openai"
+	if d.client == translate.Anthropic {
+		clientAPI = "anthropic"
+	}
+	switch {
+	case d.to.Wire == clientAPI:
+		return clientPath
+	case d.to.Wire == "anthropic":
+		return "/v1/messages"
+	case d.to.Name == "openai":
+		return "/v1/responses"
+	}
+	return "/v1/chat/completions"
+}
+
+// upWire is the wire of an attempt with auth. A ChatGPT login sends its
+// requests to the Codex backend (Auth.BaseURL, StripV1), which takes a
+// stricter Responses request than the API.
+func (d *detour) upWire(auth Auth) translate.Target {
+	switch {
+	case d.to.Wire == "anthropic":
+		return translate.Anthropic
+	case auth.BaseURL != "" || auth.StripV1:
+		return translate.ChatGPTCodex
+	case d.upath == "/v1/responses":
+		return translate.OpenAIResponses
+	}
+	return translate.OpenAIChat
+}
+
+// body is the request for wire w, translated once.
+func (d *detour) body(w translate.Target) ([]byte, error) {
+	if t, ok := d.bodies[w]; ok {
+		return t.body, t.err
+	}
+	var t translated
+	if sameWire(d.client, w) {
+		t.body, t.err = withModel(d.src, d.model)
+	} else {
+		var notes []string
+		t.body, notes, t.err = translate.RequestWithNotes(d.client, w, d.src, d.model)
+		if len(notes) > 0 {
+			d.logf("fallback to %s/%s: %s", d.to.Name, d.model, strings.Join(notes, "; "))
+		}
+	}
+	d.bodies[w] = t
+	return t.body, t.err
+}
+
+// prepare translates the request for the wires the target's ready
+// credentials will need, judged by their kind (each attempt then decides
+// by its Auth), and returns one to start with. It fails only when none of
+// them can carry the request.
+func (d *detour) prepare(creds []api.CredentialStatus) ([]byte, error) {
+	var wires []translate.Target
+	for _, c := range creds {
+		if c.State != api.StateReady {
+			continue
+		}
+		w := d.upWire(Auth{StripV1: c.Kind == api.KindOAuth})
+		if !slices.Contains(wires, w) {
+			wires = append(wires, w)
+		}
+	}
+	if len(wires) == 0 {
+		wires = append(wires, d.upWire(Auth{}))
+	}
+	var first error
+	for _, w := range wires {
+		b, err := d.body(w)
+		if err == nil {
+			return b, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	var ue *translate.UnsupportedError
+	if errors.As(first, &ue) {
+		return nil, fmt.Errorf("cannot carry this request: %s: %s", ue.Field, ue.Reason)
+	}
+	return nil, fmt.Errorf("cannot carry this request: %v", first)
+}
+
+// request is the client's request as the target should see it. On the same
+// wire it goes as it came. Across wires the client's headers belong to the
+// other API (anthropic-beta, Claude Code's ?beta=true), so only neutral
+// ones are kept.
+func (d *detour) request(r *http.Request) *http.Request {
+	if sameWire(d.client, d.upWire(Auth{})) {
+		return r
+	}
+	out := r.Clone(r.Context())
+	out.URL.RawQuery = ""
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if ua := r.Header.Get("User-Agent"); ua != "" {
+		h.Set("User-Agent", ua)
+	}
+	if d.stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	if d.to.Wire == "anthropic" {
+		h.Set("anthropic-version", "2023-06-01")
+	}
+	out.Header = h
+	return out
+}
+
+// withModel returns body with its top-level "model" replaced and every
+// other byte as the client sent it: a same-wire fallback forwards the
+// request as is.
+func withModel(body []byte, model string) ([]byte, error) {
+	m, _ := json.Marshal(model)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("the request body is not a JSON object")
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if k == "model" {
+			end := int(dec.InputOffset())
+			return slices.Concat(body[:end-len(v)], m, body[end:]), nil
+		}
+	}
+	// No model to replace: translate's rewrite adds one.
+	return translate.Request(translate.Anthropic, translate.Anthropic, body, model)
+}
+
+// detourAuth is the target run's Authenticator: after the credential's
+// own auth it picks the wire that auth calls for and hands the run the
+// request in that wire, since a pool may mix API keys and ChatGPT logins.
+type detourAuth struct {
+	Authenticator
+	d *detour
+}
+
+func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (Auth, error) {
+	au, err := a.Authenticator.Auth(ctx, cred, refresh)
+	if err != nil || refresh {
+		return au, err
+	}
+	w := a.d.upWire(au)
+	body, err := a.d.body(w)
+	if err != nil {
+		// Not the credential's fault; the run moves on to another one.
+		return Auth{}, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
+	}
+	a.d.up, a.d.run.body = w, body
+	return au, nil
+}
+
+// Modes of a detourWriter, fixed by the answer's status line.
+const (
+	modeNone   = iota
+	modeHold   // the whole body, converted at the end: errors, JSON
+	modePass   // the same wire: bytes go through
+	modeStream // an SSE stream translated event by event
+)
+
+// detourWriter stands between the target's run and the client. The run
+// writes the target's answer as it would to its own client; the writer
+// turns it into the client's wire. Errors are held back until the run
+// is over, so that a refusal of an exhausted target never reaches the
+// client and the request can go on without it.
+type detourWriter struct {
+	w         http.ResponseWriter
+	h         http.Header // what the run sets
+	d         *detour
+	onCommit  func(http.Header)
+	status    int
+	mode      int
+	buf       bytes.Buffer
+	st        *translate.StreamTranslator
+	committed bool
+}
+
+func (fw *detourWriter) Header() http.Header { return fw.h }
+
+func (fw *detourWriter) WriteHeader(code int) {
+	if fw.mode != modeNone {
+		return
+	}
+	fw.status = code
+	switch {
+	case code < 200 || code > 299:
+		fw.mode = modeHold
+	case sameWire(fw.d.client, fw.d.up):
+		fw.mode = modePass
+		fw.commit(false)
+		fw.w.WriteHeader(code)
+	case isEventStream(fw.h) && fw.d.stream:
+		fw.mode = modeStream
+		fw.st = translate.NewStreamTranslator(fw.d.up, fw.d.client, fw.d.clientModel)
+		h := fw.commit(true)
+		h.Set("Content-Type", "text/event-stream")
+		fw.w.WriteHeader(code)
+	default:
+		fw.mode = modeHold
+	}
+}
+
+func (fw *detourWriter) Write(b []byte) (int, error) {
+	if fw.mode == modeNone {
+		fw.WriteHeader(http.StatusOK)
+	}
+	switch fw.mode {
+	case modePass:
+		return fw.w.Write(b)
+	case modeStream:
+		fw.buf.Write(b)
+		if err := fw.translate(false); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	return fw.buf.Write(b)
+}
+
+// Flush is what http.ResponseController finds: the run flushes after
+// every read of a stream.
+func (fw *detourWriter) Flush() {
+	if fw.mode == modePass || fw.mode == modeStream {
+		http.NewResponseController(fw.w).Flush()
+	}
+}
+
+// commit copies the answer's headers to the client's response; translated
+// ones lose the length and type of the body they no longer describe.
+func (fw *detourWriter) commit(translated bool) http.Header {
+	h := fw.w.Header()
+	for k, vs := range fw.h {
+		h[k] = vs
+	}
+	if translated {
+		h.Del("Content-Length")
+		h.Del("Content-Type")
+	}
+	fw.committed = true
+	fw.onCommit(h)
+	return h
+}
+
+// translate feeds the complete events in buf to the stream translator and
+// writes what they yield; final takes a last event that lacks its blank
+// line too.
+func (fw *detourWriter) translate(final bool) error {
+	b := fw.buf.Bytes()
+	n := len(b)
+	if !final {
+		n = eventsEnd(b)
+	}
+	if n == 0 {
+		return nil
+	}
+	r := translate.NewEventReader(bytes.NewReader(b[:n]))
+	var out []byte
+	for {
+		ev, data, err := r.Next()
+		if err != nil {
+			break
+		}
+		o, err := fw.st.Feed(ev, data)
+		out = append(out, o...)
+		if err != nil {
+			// The translator is broken now; Close writes the error event.
+			fw.d.logf("fallback to %s/%s: %v", fw.d.to.Name, fw.d.model, err)
+		}
+	}
+	fw.buf.Next(n)
+	if len(out) == 0 {
+		return nil
+	}
+	_, err := fw.w.Write(out)
+	return err
+}
+
+// eventsEnd is the length of b's complete events: up to the last blank
+// line.
+func eventsEnd(b []byte) int {
+	end, start := 0, 0
+	for {
+		i := bytes.IndexByte(b[start:], '\n')
+		if i < 0 {
+			return end
+		}
+		if len(bytes.TrimRight(b[start:start+i], "\r")) == 0 {
+			end = start + i + 1
+		}
+		start += i + 1
+	}
+}
+
+// finish writes what was held back once the run is over. clientWire is
+// the client's provider wire, for an answer that cannot be translated.
+func (fw *detourWriter) finish(clientWire string) {
+	switch fw.mode {
+	case modeStream:
+		if fw.translate(true) != nil {
+			return
+		}
+		if out := fw.st.Close(); len(out) > 0 {
+			fw.w.Write(out)
+		}
+		http.NewResponseController(fw.w).Flush()
+	case modeHold:
+		fw.writeHeld(clientWire)
+	}
+}
+
+func (fw *detourWriter) writeHeld(clientWire string) {
+	d := fw.d
+	body, status := fw.buf.Bytes(), fw.status
+	up := d.up
+	if up == "" {
+		// subpool refused before any attempt: its error is in the target
+		// provider's shape.
+		up = translate.OpenAIChat
+		if d.to.Wire == "anthropic" {
+			up = translate.Anthropic
+		}
+	}
+	var out []byte
+	var err error
+	switch {
+	case sameWire(d.client, up):
+		out = body
+	case status < 200 || status > 299:
+		out = translate.ErrorBody(up, d.client, status, body)
+	case isEventStream(fw.h):
+		// The client asked for JSON from an upstream that only streams
+		// (the Codex backend).
+		out, err = translate.Collect(up, d.client, bytes.NewReader(body), d.clientModel)
+		var se *translate.StreamError
+		if errors.As(err, &se) {
+			status, out, err = http.StatusBadGateway, se.Body, nil
+		}
+	default:
+		out, err = translate.Response(up, d.client, body, d.clientModel)
+	}
+	if err != nil {
+		status = http.StatusBadGateway
+		out = errorBody(clientWire, status, fmt.Sprintf("the answer of %s/%s could not be translated: %v", d.to.Name, d.model, err))
+	}
+	h := fw.commit(!sameWire(d.client, up))
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	fw.w.WriteHeader(status)
+	fw.w.Write(out)
+}
+
+// heldMessage is the message of a held error body, in either provider's
+// shape.
+func (fw *detourWriter) heldMessage() string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(fw.buf.Bytes(), &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return fmt.Sprintf("answered %d", fw.status)
+}

@@ -1,0 +1,241 @@
+// Package proxy is the engine: one request in, attempts out, one response
+// back. It checks who is asking, picks a credential from the pool, sends
+// the request, lets the classifier say why an upstream refused, and acts on
+// the verdict: rotate, retry in place, wait, refresh or park. See
+// docs/architecture.md for the way a request travels.
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/guard"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// Provider is one pool's upstream as the proxy needs it.
+type Provider struct {
+	Name    string
+	Wire    string // "anthropic" or "openai"
+	BaseURL string
+	Profile *classify.Profile
+}
+
+// Options configures a Proxy. Zero values take the defaults noted.
+type Options struct {
+	Clock     clock.Clock // default clock.Real{}
+	Pool      *pool.Pool
+	Auth      Authenticator
+	Events    api.Emitter // default api.Discard
+	Providers map[string]*Provider
+
+	// ClientKey returns the key clients must present; "" disables the
+	// check (only when require_client_key = false).
+	ClientKey    func() string
+	AllowRemote  bool
+	AllowOrigins []string
+
+	MaxBody          int64           // default 32 MiB
+	TransientBackoff []time.Duration // default 250ms, 750ms
+	MaxAttempts      int             // default 8; waits are not attempts
+	SoleProviderMax  time.Duration   // longest cooldown waited out in-request
+	CapacityMax      time.Duration   // per-request budget for 529s; 0 = off
+
+	// Fallback lists, in order, the providers (and models) that may serve
+	// a request for provider and model when no credential of provider can
+	// take it; it is asked before any sole-provider wait (fallback.go,
+	// docs/fallback.md). Nil: never. It must be safe for concurrent use.
+	Fallback func(provider, model string) []FallbackTarget
+
+	// Transport sends upstream requests. Default: a tuned clone of
+	// http.DefaultTransport. Tests inject refusing or slow ones.
+	Transport http.RoundTripper
+	// Jitter returns a value in [0,1) for capacity back-off; tests pin it.
+	Jitter func() float64
+	Logf   func(format string, args ...any)
+}
+
+// Proxy is the http.Handler for the model routes.
+type Proxy struct {
+	o        Options
+	refused  guard.Refusals
+	inFlight atomic.Int64
+	wg       chanGroup
+}
+
+// New returns a Proxy; it starts nothing.
+func New(o Options) *Proxy {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Events == nil {
+		o.Events = api.Discard
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 32 << 20
+	}
+	if o.TransientBackoff == nil {
+		o.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 8
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport(10 * time.Minute)
+	}
+	if o.Jitter == nil {
+		o.Jitter = jitter
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	return &Proxy{o: o}
+}
+
+// NewTransport is the upstream transport: HTTP/2 where offered, enough idle
+// connections per host for a busy pool, and a header timeout instead of a
+// client timeout (which would cut long streams).
+func NewTransport(headerTimeout time.Duration) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.ResponseHeaderTimeout = headerTimeout
+	t.ForceAttemptHTTP2 = true
+	return t
+}
+
+// Refusals counts requests refused by the guard.
+func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
+
+// InFlight is the number of requests being served now.
+func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
+
+// Wait blocks until in-flight requests finish or ctx ends; graceful stop
+// uses it so streams finish before the state is written.
+func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
+
+// route names the provider and the upstream path for a client path.
+// Unprefixed paths go to the built-in pool for their API; /NAME/… reaches
+// any configured provider.
+func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool) {
+	name := ""
+	rest := path
+	if !strings.HasPrefix(path, "/v1/") {
+		trim := strings.TrimPrefix(path, "/")
+		i := strings.IndexByte(trim, '/')
+		if i < 0 {
+			return nil, "", false
+		}
+		name, rest = trim[:i], trim[i:]
+	}
+	wireOf := func(rest string) string {
+		switch rest {
+		case "/v1/messages", "/v1/messages/count_tokens":
+			return "anthropic"
+		case "/v1/responses", "/v1/chat/completions", "/v1/models", "/v1/embeddings":
+			return "openai"
+		}
+		return ""
+	}
+	w := wireOf(rest)
+	if name == "" {
+		if w == "" {
+			return nil, "", false
+		}
+		name = w
+	}
+	prov = p.o.Providers[name]
+	if prov == nil {
+		return nil, "", false
+	}
+	// /v1/models exists on both APIs; everything else must match the wire.
+	if w == "" || (w != prov.Wire && rest != "/v1/models") {
+		return prov, "", false
+	}
+	return prov, rest, true
+}
+
+// wireForPath guesses the error shape for a request we refuse before
+// routing: the client's SDK must parse our answer.
+func (p *Proxy) wireForPath(path string) string {
+	if prov, _, _ := p.route(path); prov != nil {
+		return prov.Wire
+	}
+	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	guard.SecurityHeaders(w.Header())
+	// Guards come first and in this order: a request from a web page or a
+	// rebound DNS name must not even learn whether the key is right.
+	if !guard.HostAllowed(r.Host, p.o.AllowRemote) {
+		p.refused.Host.Add(1)
+		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "subpool only answers requests addressed to 127.0.0.1 or localhost (Host "+quoteShort(r.Host)+" refused)", 0)
+		return
+	}
+	if guard.Browser(r, p.o.AllowOrigins) {
+		p.refused.Origin.Add(1)
+		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "requests from web pages are refused; add the origin to allow_origins in config.toml if you trust it", 0)
+		return
+	}
+	if want := p.clientKey(); want != "" && !guard.TokenEqual(presentedKey(r.Header), want) {
+		p.refused.Auth.Add(1)
+		msg := "missing client key: set the key from `subpool env shell` as x-api-key or Authorization: Bearer"
+		if presentedKey(r.Header) != "" {
+			msg = "wrong client key: use the key from `subpool env shell`"
+		}
+		writeError(w, p.wireForPath(r.URL.Path), http.StatusUnauthorized, msg, 0)
+		return
+	}
+	prov, upath, ok := p.route(r.URL.Path)
+	if !ok {
+		wire := p.wireForPath(r.URL.Path)
+		if prov != nil {
+			wire = prov.Wire
+		}
+		writeError(w, wire, http.StatusNotFound, "subpool does not serve "+r.Method+" "+quoteShort(r.URL.Path)+"; see the routes in `subpool --help`", 0)
+		return
+	}
+	p.inFlight.Add(1)
+	p.wg.Add()
+	defer func() {
+		p.inFlight.Add(-1)
+		p.wg.Done()
+	}()
+	p.serve(w, r, prov, upath)
+}
+
+func (p *Proxy) clientKey() string {
+	if p.o.ClientKey == nil {
+		return ""
+	}
+	return p.o.ClientKey()
+}
+
+// presentedKey is the client key from x-api-key or Authorization: Bearer,
+// the two ways Claude Code, Codex and the SDKs send a key.
+func presentedKey(h http.Header) string {
+	if k := h.Get("x-api-key"); k != "" {
+		return k
+	}
+	a := h.Get("Authorization")
+	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+func quoteShort(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return "\"" + strings.ToValidUTF8(s, "?") + "\""
+}
