@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -349,7 +350,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	case cool != nil:
 		r.Badge = Badge{badgeCooling, LevelInfo}
 		m.countdown(&r, p.Name, c.ID, cool, now)
-		r.Line = joinNonEmpty(" · ", "cooling "+Dur(cool.Until.Sub(now)), cool.Reason, step(cool))
+		r.Line = joinNonEmpty(" · ", "cooling "+Dur(cool.Until.Sub(now)), brief(cool.Reason), step(cool))
 		f.cooling = true
 	case c.State == api.StateParked:
 		r.Badge = Badge{badgeParked, LevelBad}
@@ -358,7 +359,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	case c.State == api.StateCooling && !hasScope(c, scopeCredential):
 		// The proxy says cooling but sent no end time: say so, without a bar.
 		r.Badge = Badge{badgeCooling, LevelInfo}
-		r.Line = joinNonEmpty(" · ", "cooling", c.Reason)
+		r.Line = joinNonEmpty(" · ", "cooling", brief(c.Reason))
 		f.cooling = true
 	case payModel != nil:
 		r.Badge = Badge{badgePayment, LevelWarn}
@@ -367,7 +368,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	case modelCool != nil:
 		r.Badge = Badge{badgeLimited, LevelWarn}
 		m.countdown(&r, p.Name, c.ID, modelCool, now)
-		r.Line = joinNonEmpty(" · ", modelCool.Model+" cooling "+Dur(modelCool.Until.Sub(now)), modelCool.Reason, step(modelCool))
+		r.Line = joinNonEmpty(" · ", modelCool.Model+" cooling "+Dur(modelCool.Until.Sub(now)), brief(modelCool.Reason), step(modelCool))
 		f.cooling = true
 	default:
 		r.Badge = Badge{badgeReady, LevelGood}
@@ -583,4 +584,14 @@ func exhausted(p *api.ProviderStatus, now time.Time) (ex bool, next time.Time) {
 		}
 	}
 	return unpaused > 0, next
+}
+
+// brief is the part of a reason before the upstream's own message: the
+// row's one line has room for "429 rate_limit_error: account rate limit";
+// the whole reason stays in the row's detail below it.
+func brief(reason string) string {
+	if i := strings.Index(reason, " — "); i > 0 {
+		return reason[:i]
+	}
+	return reason
 }

@@ -1,0 +1,51 @@
+# subpool — `make run` and `make test` do all the set-up on Debian/Ubuntu.
+GO      ?= go
+BIN     ?= ./subpool
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/subpool/subpool/app.version=$(VERSION)
+
+.PHONY: all run build test test-fast bench lint fuzz screenshot package deps
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+# The demo: the tray when a display exists, else the headless proxy with
+# its decisions printed.
+run: build
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN) demo --gui; else $(BIN) demo; fi
+
+# Everything, with the race detector, inside a private D-Bus session with a
+# real gnome-keyring so the keychain tests talk to a real Secret Service.
+test: deps
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt: run 'gofmt -w .' on:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+	scripts/keyring-test.sh $(GO) test -race -count=1 ./...
+
+# The pure packages alone: no cgo, no display, seconds.
+test-fast:
+	CGO_ENABLED=0 $(GO) test ./proxy/... ./keychain/...
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzVerdict -fuzztime=$${FUZZTIME:-1000000x} ./proxy/classify/
+
+bench:
+	$(GO) run ./bench
+
+screenshot: build
+	@scripts/deps.sh --screenshot
+	scripts/screenshot.sh $(BIN) docs/screenshot.png
+
+# The desktop package for this host, made by the fyne tool (installed
+# apart from go.mod, which would otherwise move Fyne to another version).
+package: deps
+	@command -v fyne >/dev/null 2>&1 || $(GO) install fyne.io/tools/cmd/fyne@v1.7.4
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" fyne package -os $$($(GO) env GOOS) --release --app-version 0.1.0 --name subpool

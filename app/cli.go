@@ -1,0 +1,549 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy/admin/client"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+)
+
+// stopGrace is how long a stopping proxy lets in-flight streams finish.
+const stopGrace = 10 * time.Second
+
+func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("serve", "[--listen ADDR] [--home DIR]", "Runs the proxy and the admin API in the foreground, logging to stderr. This is what the login service runs.")
+	listen := f.String("listen", "", "address to listen on (default: listen in config.toml)")
+	homeFlag := f.String("home", "", "home folder (default $SUBPOOL_HOME, else your config folder/subpool)")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) > 0 {
+		fmt.Fprintf(stderr, "subpool serve: unexpected argument %q (see `subpool serve --help`)\n", f.pos[0])
+		return 2
+	}
+	home, err := resolveHome(*homeFlag)
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	logger := log.New(stderr, "subpool: ", log.LstdFlags)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := startServer(serverOptions{Home: home, Listen: *listen, Logf: logger.Printf})
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	logger.Printf("listening on http://%s (home %s)", s.addr, home)
+	select {
+	case <-ctx.Done():
+	case err := <-s.Done():
+		if err != nil {
+			return fail(stderr, "serve", err)
+		}
+	}
+	logger.Printf("stopping: letting in-flight requests finish (up to %s)", stopGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		logger.Printf("warning: %v", err)
+	}
+	logger.Printf("stopped; state saved")
+	return 0
+}
+
+// backend is what the credential verbs need, whether a proxy answers (the
+// admin client) or not (the home's core, under its lock).
+type backend interface {
+	Status(ctx context.Context) api.Status
+	AddCredential(ctx context.Context, req api.AddCredential) (string, error)
+	RemoveCredential(ctx context.Context, id string) error
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+	Reset(ctx context.Context, id string) error
+}
+
+type clientBackend struct {
+	c      *client.Client
+	status api.Status
+}
+
+func (b clientBackend) Status(context.Context) api.Status { return b.status }
+func (b clientBackend) AddCredential(ctx context.Context, r api.AddCredential) (string, error) {
+	return b.c.AddCredential(ctx, r)
+}
+func (b clientBackend) RemoveCredential(ctx context.Context, id string) error {
+	return b.c.Remove(ctx, id)
+}
+func (b clientBackend) Pause(ctx context.Context, id string) error  { return b.c.Pause(ctx, id) }
+func (b clientBackend) Resume(ctx context.Context, id string) error { return b.c.Resume(ctx, id) }
+func (b clientBackend) Reset(ctx context.Context, id string) error  { return b.c.Reset(ctx, id) }
+
+// homeConfig loads the home's config for client verbs.
+func homeConfig(homeFlag string) (string, config.Config, error) {
+	home, err := resolveHome(homeFlag)
+	if err != nil {
+		return "", config.Config{}, err
+	}
+	cfg, err := config.Load(filepath.Join(home, config.FileName))
+	return home, cfg, err
+}
+
+// runningClient returns a client of the proxy serving home, or nil when
+// none answers.
+func runningClient(ctx context.Context, home string, cfg config.Config) (*client.Client, api.Status, error) {
+	tok, err := adminToken(home, false)
+	if err != nil {
+		return nil, api.Status{}, nil // never started: nothing can be running
+	}
+	c := &client.Client{Addr: dialAddr(cfg.Listen), Token: tok}
+	st, err := c.Status(ctx)
+	switch {
+	case err == nil:
+		return c, st, nil
+	case client.IsNotRunning(err):
+		return nil, api.Status{}, nil
+	case client.IsUnauthorized(err):
+		return nil, api.Status{}, fmt.Errorf("the proxy on %s rejected the admin token in %s; is it running with another --home?", cfg.Listen, home)
+	}
+	return nil, api.Status{}, fmt.Errorf("the proxy on %s did not answer properly: %v", cfg.Listen, err)
+}
+
+// withBackend runs fn against the running proxy, or, when none answers,
+// against the home directly while holding its lock (one writer at a time).
+func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	home, cfg, err := homeConfig(homeFlag)
+	if err != nil {
+		return err
+	}
+	c, st, err := runningClient(ctx, home, cfg)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		return fn(ctx, clientBackend{c: c, status: st})
+	}
+	lock, err := tryLock(filepath.Join(home, lockFile))
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, cfg.Listen)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	var keys keychain.Store
+	keysFn := func() (keychain.Store, error) {
+		if keys != nil {
+			return keys, nil
+		}
+		k, warn, err := keychain.Open(cfg.KeychainBackend, home)
+		if err != nil {
+			return nil, err
+		}
+		if warn != "" {
+			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
+		}
+		keys = k
+		return k, nil
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
+	co := newCore(cfg, clock.Real{}, keysFn, newStateStore(home, logf), api.Discard, logf)
+	if err := co.load(); err != nil {
+		return err
+	}
+	return fn(ctx, co)
+}
+
+// dialAddr turns a listen address into one to connect to.
+func dialAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("add-key", "PROVIDER --label L [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
+	label := f.String("label", "", "a name you will recognise, e.g. work")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool add-key: name one provider, e.g. `subpool add-key anthropic --label work`")
+		return 2
+	}
+	if *label == "" {
+		fmt.Fprintln(stderr, "subpool add-key: --label is required, e.g. --label work")
+		return 2
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	if err != nil {
+		return fail(stderr, "add-key", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		fmt.Fprintln(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key anthropic --label work`")
+		return 2
+	}
+	var id string
+	err = withBackend(*home, func(ctx context.Context, b backend) error {
+		var err error
+		id, err = b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
+		return err
+	})
+	if err != nil {
+		return fail(stderr, "add-key", cleanAPIErr(err))
+	}
+	fmt.Fprintf(stdout, "added %s (%s, %s)\n", id, f.pos[0], *label)
+	return 0
+}
+
+// cleanAPIErr drops the sentinel prefix ("bad request: ") that the admin
+// API adds for its status mapping; a person needs only the reason.
+func cleanAPIErr(err error) error {
+	msg := err.Error()
+	for _, p := range []string{api.ErrBadRequest.Error() + ": ", api.ErrUnsupported.Error() + ": "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return errors.New(msg)
+}
+
+func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, state, cooldown left, utilization.")
+	asJSON := f.Bool("json", false, "print the status as JSON, for scripts")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	var st api.Status
+	err := withBackend(*home, func(ctx context.Context, b backend) error {
+		st = b.Status(ctx)
+		return nil
+	})
+	if err != nil {
+		return fail(stderr, "list", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(st)
+		return 0
+	}
+	printTable(stdout, st)
+	return 0
+}
+
+func printTable(w io.Writer, st api.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROVIDER\tLABEL\tKIND\tSTATE\tCOOLDOWN\tUTILIZATION\tREQUESTS")
+	n := 0
+	for _, p := range st.Providers {
+		for _, c := range p.Credentials {
+			n++
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), utilWords(c.Usage), c.Counters.Requests)
+		}
+	}
+	tw.Flush()
+	if n == 0 {
+		fmt.Fprintln(w, "no credentials yet: `echo $KEY | subpool add-key anthropic --label work`")
+	}
+}
+
+func stateWords(c api.CredentialStatus) string {
+	s := c.State
+	for _, p := range c.Parks {
+		switch {
+		case p.Kind == api.ParkRelogin:
+			return "log in again"
+		case p.Model != "":
+			s += " (payment: " + p.Model + ")"
+		default:
+			return "parked: payment"
+		}
+	}
+	return s
+}
+
+func cooldownLeft(c api.CredentialStatus, prov *api.Cooldown, now time.Time) string {
+	var longest time.Duration
+	var what string
+	cds := c.Cooldowns
+	if prov != nil {
+		cds = append(cds[:len(cds):len(cds)], *prov)
+	}
+	for _, cd := range cds {
+		if d := cd.Until.Sub(now); d > longest {
+			longest = d
+			what = ""
+			if cd.Model != "" {
+				what = " " + cd.Model
+			}
+		}
+	}
+	if longest <= 0 {
+		return "-"
+	}
+	return longest.Round(time.Second).String() + what
+}
+
+func utilWords(u *api.Utilization) string {
+	if u == nil {
+		return "-"
+	}
+	var parts []string
+	if u.FiveHour != nil {
+		parts = append(parts, fmt.Sprintf("5h %.0f%%", u.FiveHour.Used*100))
+	}
+	if u.SevenDay != nil {
+		parts = append(parts, fmt.Sprintf("7d %.0f%%", u.SevenDay.Used*100))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmdRemove(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return idVerb("remove", "Removes a credential and deletes its secret from the keychain.", "removed", args, stdout, stderr,
+		func(ctx context.Context, b backend, id string) error { return b.RemoveCredential(ctx, id) })
+}
+
+func cmdPause(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return idVerb("pause", "Stops using a credential until `subpool resume ID`.", "paused", args, stdout, stderr,
+		func(ctx context.Context, b backend, id string) error { return b.Pause(ctx, id) })
+}
+
+func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return idVerb("resume", "Uses a paused credential again.", "resumed", args, stdout, stderr,
+		func(ctx context.Context, b backend, id string) error { return b.Resume(ctx, id) })
+}
+
+func cmdReset(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return idVerb("reset", "Clears a credential's cooldowns and payment parks now, e.g. after the plan renewed.", "reset", args, stdout, stderr,
+		func(ctx context.Context, b backend, id string) error { return b.Reset(ctx, id) })
+}
+
+func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer, op func(context.Context, backend, string) error) int {
+	f := newFlags(name, "ID [--home DIR]", summary)
+	home := f.String("home", "", "home folder")
+	if code, stop := f.parse(args, stdout, stderr); stop {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintf(stderr, "subpool %s: name one credential ID (see `subpool list`)\n", name)
+		return 2
+	}
+	id := f.pos[0]
+	err := withBackend(*home, func(ctx context.Context, b backend) error { return op(ctx, b, id) })
+	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
+		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
+	}
+	if err != nil {
+		return fail(stderr, name, err)
+	}
+	fmt.Fprintf(stdout, "%s %s\n", done, id)
+	return 0
+}
+
+func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("env", "claude-code|codex|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key.")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool env: name one tool: claude-code, codex, opencode or shell")
+		return 2
+	}
+	tool := f.pos[0]
+	if _, ok := setupTools[tool]; !ok {
+		fmt.Fprintf(stderr, "subpool env: unknown tool %q; use claude-code, codex, opencode or shell\n", tool)
+		return 2
+	}
+	h, cfg, err := homeConfig(*home)
+	if err != nil {
+		return fail(stderr, "env", err)
+	}
+	keys, warn, err := keychain.Open(cfg.KeychainBackend, h)
+	if err != nil {
+		return fail(stderr, "env", err)
+	}
+	if warn != "" {
+		fmt.Fprintln(stderr, "subpool: warning:", warn)
+	}
+	key, err := ensureClientKey(keys)
+	if err != nil {
+		return fail(stderr, "env", err)
+	}
+	fmt.Fprint(stdout, setupText(tool, "http://"+dialAddr(cfg.Listen), key))
+	return 0
+}
+
+var setupTools = map[string]bool{"claude-code": true, "codex": true, "opencode": true, "shell": true}
+
+// setupText is what `subpool env` prints and the tray copies.
+func setupText(tool, base, key string) string {
+	switch tool {
+	case "claude-code":
+		return fmt.Sprintf(`# Claude Code: run in your shell (or put under "env" in ~/.claude/settings.json)
+export ANTHROPIC_BASE_URL=%s
+export ANTHROPIC_AUTH_TOKEN=%s
+`, base, key)
+	case "codex":
+		return fmt.Sprintf(`# Codex CLI: add to ~/.codex/config.toml
+model_provider = "subpool"
+
+[model_providers.subpool]
+name = "subpool"
+base_url = "%s/v1"
+env_key = "SUBPOOL_API_KEY"
+wire_api = "responses"
+
+# and in your shell:
+export SUBPOOL_API_KEY=%s
+`, base, key)
+	case "opencode":
+		b, _ := json.MarshalIndent(map[string]any{
+			"$schema": "https://opencode.ai/config.json",
+			"provider": map[string]any{
+				"anthropic": map[string]any{"options": map[string]string{"baseURL": base + "/v1", "apiKey": key}},
+				"openai":    map[string]any{"options": map[string]string{"baseURL": base + "/v1", "apiKey": key}},
+			},
+		}, "", "  ")
+		return "// opencode: merge into opencode.json (project) or ~/.config/opencode/opencode.json\n" + string(b) + "\n"
+	default:
+		return fmt.Sprintf(`export ANTHROPIC_BASE_URL=%s
+export ANTHROPIC_AUTH_TOKEN=%s
+export OPENAI_BASE_URL=%s/v1
+export OPENAI_API_KEY=%s
+`, base, key, base, key)
+	}
+}
+
+func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("events", "[--json] [--home DIR]", "Prints the proxy's decisions as they happen: cooldowns, rotations, waits, refreshes, finished requests.")
+	asJSON := f.Bool("json", false, "one JSON object per line, for scripts")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	h, cfg, err := homeConfig(*home)
+	if err != nil {
+		return fail(stderr, "events", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, _, err := runningClient(ctx, h, cfg)
+	if err != nil {
+		return fail(stderr, "events", err)
+	}
+	if c == nil {
+		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", cfg.Listen))
+	}
+	enc := json.NewEncoder(stdout)
+	names := labels{}
+	for ev := range c.Events(ctx) {
+		if *asJSON {
+			enc.Encode(ev)
+			continue
+		}
+		names.learn(ev)
+		fmt.Fprintln(stdout, describeEvent(ev, names))
+		if ev.Type == "unauthorized" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// labels maps credential ids to the labels people gave them.
+type labels map[string]string
+
+func (l labels) learn(e api.Event) {
+	if e.Snapshot != nil {
+		for _, p := range e.Snapshot.Providers {
+			for _, c := range p.Credentials {
+				l[c.ID] = c.Label
+			}
+		}
+	}
+	if e.CredentialID != "" && e.Label != "" {
+		l[e.CredentialID] = e.Label
+	}
+}
+
+func (l labels) name(id string) string {
+	if n := l[id]; n != "" {
+		return n
+	}
+	return id
+}
+
+// describeEvent is one line a person reads.
+func describeEvent(e api.Event, names labels) string {
+	t := e.Time.Local().Format("15:04:05")
+	who := e.Provider
+	if e.CredentialID != "" && e.Type != api.EventRotated {
+		who += "/" + names.name(e.CredentialID)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-18s %s", t, e.Type, who)
+	switch e.Type {
+	case api.EventSnapshot:
+		if e.Snapshot != nil {
+			n := 0
+			for _, p := range e.Snapshot.Providers {
+				n += len(p.Credentials)
+			}
+			fmt.Fprintf(&b, "connected to %s: %d credentials", e.Snapshot.Listen, n)
+		}
+	case api.EventCooldownStarted:
+		if e.Until != nil {
+			fmt.Fprintf(&b, " for %s", e.Until.Sub(e.Time).Round(time.Second))
+		}
+		if e.Step > 0 {
+			fmt.Fprintf(&b, " step %d/%d", e.Step, e.Steps)
+		}
+		if e.Scope != "" && e.Scope != "credential" {
+			fmt.Fprintf(&b, " scope %s", e.Scope)
+		}
+		if e.Model != "" {
+			fmt.Fprintf(&b, " model %s", e.Model)
+		}
+	case api.EventRotated:
+		fmt.Fprintf(&b, " %s -> %s", names.name(e.From), names.name(e.To))
+	case api.EventWaitStarted:
+		fmt.Fprintf(&b, " %s wait %s", e.Kind, (time.Duration(e.WaitMS) * time.Millisecond).Round(10*time.Millisecond))
+	case api.EventWaitEnded:
+		fmt.Fprintf(&b, " %s wait %s", e.Kind, e.Outcome)
+	case api.EventRequestFinished:
+		fmt.Fprintf(&b, " %s %d %s attempts=%d %dms", e.Path, e.Status, e.Class, e.Attempts, e.LatencyMS)
+	case api.EventCredentialUpdated:
+		fmt.Fprintf(&b, " %s", e.State)
+	}
+	if e.Reason != "" && e.Type != api.EventSnapshot {
+		fmt.Fprintf(&b, " (%s)", e.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,265 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+)
+
+// terminalLoginTimeout bounds `subpool login`; Ctrl-C ends it sooner.
+const terminalLoginTimeout = 15 * time.Minute
+
+// subscriptionProvider maps what people type to the pool a login joins.
+func subscriptionProvider(name string) (string, bool) {
+	switch strings.ToLower(name) {
+	case "anthropic", "claude":
+		return config.Anthropic, true
+	case "openai", "chatgpt", "codex":
+		return config.OpenAI, true
+	}
+	return "", false
+}
+
+func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("login", "anthropic|openai [--label L] [--no-browser] [--home DIR]",
+		"Logs in to a subscription (anthropic: Claude Pro/Max; openai: ChatGPT/Codex) in the browser and stores the tokens in the keychain.\n"+
+			"The address is printed too: on a machine without a browser, open it elsewhere and paste back the address the browser ended on.")
+	label := f.String("label", "", "a name you will recognise (default: the account's email)")
+	noBrowser := f.Bool("no-browser", false, "only print the address; do not open a browser")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool login: name one subscription: anthropic (Claude) or openai (ChatGPT)")
+		return 2
+	}
+	provider, ok := subscriptionProvider(f.pos[0])
+	if !ok {
+		fmt.Fprintf(stderr, "subpool login: %q has no subscription login; use anthropic (Claude) or openai (ChatGPT), or `subpool add-key` for API keys\n", f.pos[0])
+		return 2
+	}
+	_, cfg, err := homeConfig(*home)
+	if err != nil {
+		return fail(stderr, "login", err)
+	}
+	p, ok := oauthProvider(cfg.Providers[provider])
+	if !ok {
+		return fail(stderr, "login", fmt.Errorf("provider %s is not the built-in one in config.toml", provider))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, terminalLoginTimeout)
+	defer cancel()
+	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{})
+	if err != nil {
+		return fail(stderr, "login", err)
+	}
+	defer l.Close()
+
+	out := &syncWriter{w: stdout}
+	fmt.Fprintf(out, "To log in to %s, open this address:\n\n  %s\n\n", subscriptionName(provider), l.URL())
+	if !*noBrowser {
+		if err := openBrowser(l.URL()); err != nil {
+			fmt.Fprintf(out, "(no browser opened: %v)\n", err)
+		}
+	}
+	if l.Listening() {
+		fmt.Fprintln(out, "Waiting for the browser to come back… On another machine? Paste here the address the browser ended on, then Enter.")
+	} else {
+		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", p.RedirectURI)
+	}
+	tok, err := awaitLogin(ctx, l, stdin, out)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = errors.New("the login was not finished in time; run it again")
+		} else if errors.Is(err, context.Canceled) {
+			err = errors.New("the login was cancelled")
+		}
+		return fail(stderr, "login", err)
+	}
+
+	lbl := *label
+	if lbl == "" {
+		lbl = tok.Label(provider)
+	}
+	var id string
+	err = withBackend(*home, func(ctx context.Context, b backend) error {
+		var err error
+		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret()})
+		return err
+	})
+	if err != nil {
+		return fail(stderr, "login", cleanAPIErr(err))
+	}
+	fmt.Fprintf(out, "added %s (%s, %s)\n", id, provider, lbl)
+	return 0
+}
+
+func subscriptionName(provider string) string {
+	if provider == config.Anthropic {
+		return "your Claude subscription"
+	}
+	return "your ChatGPT subscription"
+}
+
+// awaitLogin finishes l by whichever comes first: the browser at the
+// callback, or a line pasted on stdin. A bad paste is reported and the
+// user may paste again.
+func awaitLogin(ctx context.Context, l *oauth.Login, stdin io.Reader, out io.Writer) (oauth.Tokens, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		tok oauth.Tokens
+		err error
+	}
+	done := make(chan result, 2)
+	go func() {
+		tok, err := l.Wait(ctx)
+		done <- result{tok, err}
+	}()
+	if stdin != nil {
+		// This reader may outlive the login, blocked on a terminal nobody
+		// types into; the process ends soon after.
+		go func() {
+			sc := bufio.NewScanner(stdin)
+			sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+			for sc.Scan() {
+				line := strings.TrimSpace(sc.Text())
+				if line == "" {
+					continue
+				}
+				tok, err := l.Complete(ctx, line)
+				if err == nil {
+					done <- result{tok, nil}
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				fmt.Fprintf(out, "That did not work: %v. Paste the address again, or press Ctrl-C.\n", err)
+			}
+			if !l.Listening() {
+				// Nothing else can finish the login now.
+				done <- result{err: errors.New("no address was pasted; run the login again and paste the address the browser ended on")}
+			}
+		}()
+	}
+	r := <-done
+	return r.tok, r.err
+}
+
+// syncWriter lets the paste reader and the command share stdout.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// openBrowser opens u in the user's browser. Tests replace it with a
+// client that plays the browser.
+var openBrowser = func(u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", u)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			return errors.New("no graphical session; open the address on any machine with a browser")
+		}
+		cmd = exec.Command("xdg-open", u)
+	}
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("import", "claude-code|codex [--label L] [--home DIR]",
+		"Imports the subscription login that Claude Code (~/.claude/.credentials.json, or the macOS keychain) or Codex CLI ($CODEX_HOME/auth.json) holds.\n"+
+			"The CLI keeps working: subpool re-reads its file before every refresh and writes the new tokens back (see docs/subscriptions.md).")
+	label := f.String("label", "", "a name you will recognise (default: the CLI and the account's email)")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool import: name one CLI: claude-code or codex")
+		return 2
+	}
+	var (
+		src      oauth.Source
+		err      error
+		provider string
+	)
+	switch f.pos[0] {
+	case oauth.SourceClaudeCode, "claude":
+		provider = config.Anthropic
+		src, err = oauth.DetectClaudeCode()
+	case oauth.SourceCodex:
+		provider = config.OpenAI
+		src, err = oauth.DetectCodex()
+	default:
+		fmt.Fprintf(stderr, "subpool import: unknown CLI %q; use claude-code or codex\n", f.pos[0])
+		return 2
+	}
+	if err != nil {
+		return fail(stderr, "import", err)
+	}
+	tok, err := src.Read()
+	if err != nil {
+		return fail(stderr, "import", err)
+	}
+	if tok.Refresh == "" {
+		return fail(stderr, "import", fmt.Errorf("the login in %s has no refresh token, so it would stop working within hours; log in again in %s first", src, src.Kind))
+	}
+	if src.Kind == oauth.SourceClaudeCode && tok.Email == "" {
+		tok.Email = oauth.ClaudeCodeEmail()
+	}
+	lbl := *label
+	if lbl == "" {
+		lbl = src.Kind
+		if who := tok.Label(provider); who != provider {
+			lbl += " " + who
+		}
+		if r := []rune(lbl); len(r) > 64 {
+			lbl = string(r[:64])
+		}
+	}
+	var id string
+	err = withBackend(*home, func(ctx context.Context, b backend) error {
+		var err error
+		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Source: src.Kind, Secret: tok.Secret()})
+		return err
+	})
+	if err != nil {
+		return fail(stderr, "import", cleanAPIErr(err))
+	}
+	fmt.Fprintf(stdout, "imported %s (%s, %s) from %s; %s and subpool now share this login\n", id, provider, lbl, src, src.Kind)
+	return 0
+}

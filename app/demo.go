@@ -1,0 +1,251 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/sim"
+)
+
+// demoCred is one made-up credential; its secret only ever reaches the
+// simulated upstream. Logins (oauth) get their tokens from the simulated
+// OAuth server, and are refreshed by the same code as real ones.
+type demoCred struct {
+	provider, label, key string // key: "" for a login
+}
+
+var demoCreds = []demoCred{
+	{"anthropic", "claude-max", ""},
+	{"anthropic", "claude-pro", ""},
+	{"anthropic", "anthropic-key", "demo-anthropic-key"},
+	{"openai", "chatgpt-pro", ""},
+	{"openai", "openai-key", "demo-openai-key"},
+}
+
+// demoConfig shortens every wait so a person sees cooldowns start and end
+// within a minute.
+func demoConfig(simURL, oauthURL, listen string) config.Config {
+	cfg := config.Default()
+	cfg.Listen = listen
+	for _, name := range []string{config.Anthropic, config.OpenAI} {
+		p := cfg.Providers[name]
+		p.BaseURL = simURL
+		p.ChatGPTBaseURL = simURL + "/backend-api/codex"
+		p.TokenURL = oauthURL + "/oauth/token"
+		if name == config.Anthropic {
+			p.TokenURL = oauthURL + "/v1/oauth/token"
+		}
+		cfg.Providers[name] = p
+	}
+	cfg.Ladder = []time.Duration{5 * time.Second, 10 * time.Second, 30 * time.Second}
+	cfg.ResetAfter = time.Minute
+	cfg.SoleProviderMax = 10 * time.Second
+	cfg.CapacityMax = 20 * time.Second
+	cfg.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+	return cfg
+}
+
+// demo is a running demo: simulated upstreams, the proxy, and traffic.
+type demo struct {
+	sim    *sim.Server
+	oauth  *sim.OAuthServer
+	srv    *server
+	keys   keychain.Store
+	ids    map[string]string // label → credential id
+	client *http.Client
+}
+
+func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
+	up := sim.New(sim.Options{Latency: 150 * time.Millisecond, Chunks: 8, ChunkInterval: 60 * time.Millisecond, ChunkText: "pooled "})
+	if err := up.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start the simulated upstreams: %v", err)
+	}
+	oa := up.OAuth(sim.OAuthOptions{Email: "demo@example.com", Plan: "max"})
+	if err := oa.Start(); err != nil {
+		up.Close()
+		return nil, fmt.Errorf("cannot start the simulated OAuth server: %v", err)
+	}
+	cfg := demoConfig(up.URL(), oa.URL(), listen)
+	keys := keychain.NewMemory()
+	s, err := startServer(serverOptions{Config: &cfg, Keys: keys, Logf: logf})
+	if err != nil {
+		oa.Close()
+		up.Close()
+		return nil, err
+	}
+	d := &demo{sim: up, oauth: oa, srv: s, keys: keys, ids: map[string]string{}, client: &http.Client{Timeout: time.Minute}}
+	for _, c := range demoCreds {
+		req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
+		if c.key == "" {
+			t := oa.Grant(c.provider)
+			req.Kind = api.KindOAuth
+			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
+		}
+		id, err := s.core.AddCredential(context.Background(), req)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.ids[c.label] = id
+	}
+	return d, nil
+}
+
+// secret is what the simulated upstream sees from label now: its key, or
+// its login's current access token (which rotates on every refresh).
+func (d *demo) secret(label string) (access, refresh string) {
+	raw, err := d.keys.Get(secretKey(d.ids[label]))
+	if err != nil {
+		return "", ""
+	}
+	var v map[string]string
+	json.Unmarshal([]byte(raw), &v)
+	if v["key"] != "" {
+		return v["key"], ""
+	}
+	return v["access_token"], v["refresh_token"]
+}
+
+func (d *demo) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	d.srv.Shutdown(ctx)
+	d.oauth.Close()
+	d.sim.Close()
+}
+
+// script is the demo's story, one beat per request: each beat arms the
+// next failure on one credential, so every class shows up in a minute.
+func (d *demo) script(tick int) {
+	s := d.sim
+	key := func(label string) string { k, _ := d.secret(label); return k }
+	switch tick % 14 {
+	case 1:
+		s.Script(key("claude-max"), sim.RateLimited("anthropic", 8*time.Second)) // announced reset
+	case 3:
+		s.Script(key("claude-pro"), sim.RateLimited("anthropic", 0)) // no hint: the ladder
+	case 5:
+		s.Script(key("chatgpt-pro"), sim.UsageLimitReached(15*time.Second))
+	case 7:
+		for _, c := range demoCreds[:3] {
+			s.Script(key(c.label), sim.Overloaded(), sim.Overloaded()) // the model is busy for everyone
+		}
+	case 9:
+		s.Script(key("openai-key"), sim.ServerError(503)) // a blip: retried in place
+	case 11:
+		if tick < 14 {
+			// The login dies: its access token expires and the refresh
+			// token was revoked, so the refresh fails for good.
+			access, refresh := d.secret("claude-pro")
+			d.oauth.Revoke(refresh)
+			d.oauth.ExpireAccess(access)
+		}
+	}
+}
+
+// traffic sends one request per beat through the proxy, as a client would.
+func (d *demo) traffic(ctx context.Context, every time.Duration) {
+	base := "http://" + d.srv.addr
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for tick := 0; ; tick++ {
+		d.script(tick)
+		var path, body string
+		if tick%2 == 0 {
+			path, body = "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+		} else {
+			path, body = "/v1/responses", `{"model":"gpt-5-codex","stream":true,"input":"hi"}`
+		}
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewBufferString(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+d.srv.clientKey)
+			req.Header.Set("anthropic-version", "2023-06-01")
+			if resp, err := d.client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// printEvents prints the proxy's decisions as they happen.
+func (d *demo) printEvents(ctx context.Context, w io.Writer) {
+	sub, _ := d.srv.hub.Subscribe(d.srv.hub.LastID(), 1024)
+	defer sub.Close()
+	names := labels{}
+	for label, id := range d.ids {
+		names[id] = label
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			if e.Type == api.EventRequestFinished && e.Status == http.StatusOK {
+				continue // the quiet successes would drown the decisions
+			}
+			fmt.Fprintln(w, describeEvent(e, names))
+		}
+	}
+}
+
+func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("demo", "[--listen ADDR] [--gui] [--for DURATION]", "Runs the proxy on simulated Claude and ChatGPT upstreams with demo credentials that hit scripted\n429s, overloads, timeouts and a dead login, plus built-in traffic, printing each decision.\nIt keeps everything in memory: your keychain, state and config are never touched.")
+	listen := f.String("listen", "127.0.0.1:8787", "address to listen on")
+	gui := f.Bool("gui", false, "open the tray on the demo")
+	dur := f.Duration("for", 0, "stop after this long (default: until Ctrl-C)")
+	every := f.Duration("every", 1500*time.Millisecond, "time between demo requests")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if err := config.CheckListen(*listen, false, true); err != nil {
+		fmt.Fprintf(stderr, "subpool demo: --listen: %v\n", err)
+		return 2
+	}
+	logger := log.New(stderr, "subpool: ", log.LstdFlags)
+	d, err := startDemo(*listen, logger.Printf)
+	if err != nil {
+		return fail(stderr, "demo", err)
+	}
+	defer d.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *dur > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *dur)
+		defer cancel()
+	}
+	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.addr, d.sim.URL(), len(demoCreds))
+	fmt.Fprintf(stdout, "Point a client at it:\n%s", setupText("shell", "http://"+d.srv.addr, d.srv.clientKey))
+	fmt.Fprintln(stdout, "Decisions as they happen (Ctrl-C to stop):")
+	go d.printEvents(ctx, stdout)
+	go d.traffic(ctx, *every)
+	if *gui {
+		return runTrayOn(ctx, trayTarget{addr: d.srv.addr, token: d.srv.adminToken, clientKey: d.srv.clientKey, openPanel: true}, stderr)
+	}
+	<-ctx.Done()
+	return 0
+}

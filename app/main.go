@@ -1,0 +1,155 @@
+// Package app is subpool's command line: it parses flags, builds the parts
+// (config, keychain, pool, proxy, admin API, tray) and starts them.
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Main runs subpool with os.Args and exits.
+func Main(args []string) {
+	os.Exit(run(args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type command struct {
+	name, args, summary string
+	run                 func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// commands is the whole command line, in the order help lists it.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "[--listen ADDR] [--home DIR]", "run the proxy and admin API in the foreground (what the login service runs)", cmdServe},
+		{"demo", "[--listen ADDR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
+		{"add-key", "PROVIDER --label L", "store an API key read from stdin in the keychain", cmdAddKey},
+		{"login", "anthropic|openai [--label L] [--no-browser]", "log in to a Claude or ChatGPT subscription in the browser", cmdLogin},
+		{"import", "claude-code|codex [--label L]", "import the login Claude Code or Codex CLI holds, kept in step with it", cmdImport},
+		{"list", "[--json]", "every credential: state, cooldown left, utilization", cmdList},
+		{"remove", "ID", "remove a credential and its secret", cmdRemove},
+		{"pause", "ID", "stop using a credential until resumed", cmdPause},
+		{"resume", "ID", "use a paused credential again", cmdResume},
+		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
+		{"env", "claude-code|codex|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
+		{"events", "[--json]", "print the proxy's decisions as they happen (alias: watch)", cmdEvents},
+		{"classify", "--provider P --status N [--header 'K: V']... [--body FILE|-]", "say why an upstream refused: class, scope, retry time", func(a []string, in io.Reader, out, errw io.Writer) int {
+			return cmdClassify(a, in, out, errw)
+		}},
+		{"service", "install|uninstall|start|stop|status", "the per-user login service running `subpool serve`", func(a []string, _ io.Reader, out, errw io.Writer) int {
+			return cmdService(a, out, errw)
+		}},
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return cmdTray(args, stdin, stdout, stderr)
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return 0
+	case "--version", "version":
+		fmt.Fprintln(stdout, "subpool", version)
+		return 0
+	case "watch":
+		name = "events"
+	case "tray":
+		return cmdTray(args[1:], stdin, stdout, stderr)
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "subpool: unknown command %q; run `subpool --help` for the list\n", name)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `subpool pools your AI subscriptions and API keys behind one local endpoint.
+
+Usage:
+  subpool                      the tray app (starts the proxy in-process if none runs)
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  subpool %-20s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Every command takes --home DIR (default $SUBPOOL_HOME, else your config folder/subpool)
+and answers --help.
+
+Routes on the proxy (default http://127.0.0.1:8787):
+  POST /v1/messages, /v1/messages/count_tokens           -> anthropic pool
+  /v1/responses, /v1/chat/completions, /v1/models,
+  /v1/embeddings                                         -> openai pool
+  /NAME/v1/...                                           -> provider NAME (also /anthropic, /openai)
+`)
+}
+
+// flagSet is a FlagSet that reports errors in one line (returned by parse)
+// instead of printing usage.
+type flagSet struct {
+	*flag.FlagSet
+	cmd, args, summary string
+	pos                []string // positional arguments, wherever they stood
+}
+
+func newFlags(cmd, args, summary string) *flagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &flagSet{FlagSet: fs, cmd: cmd, args: args, summary: summary}
+}
+
+// parse returns (exit code, done). Help prints usage and exits 0; a bad
+// flag prints one line and exits 2.
+func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
+	// Let flags follow positional arguments (subpool add-key anthropic --label x).
+	var pos []string
+	rest := args
+	for {
+		if err := f.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				f.help(stdout)
+				return 0, true
+			}
+			fmt.Fprintf(stderr, "subpool %s: %v (see `subpool %s --help`)\n", f.cmd, err, f.cmd)
+			return 2, true
+		}
+		if f.NArg() == 0 {
+			break
+		}
+		pos = append(pos, f.Arg(0))
+		rest = f.Args()[1:]
+	}
+	f.pos = pos
+	return 0, false
+}
+
+func (f *flagSet) help(w io.Writer) {
+	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, f.summary)
+	var opts strings.Builder
+	f.VisitAll(func(fl *flag.Flag) {
+		fmt.Fprintf(&opts, "  --%-10s %s\n", fl.Name, fl.Usage)
+	})
+	if opts.Len() > 0 {
+		fmt.Fprintf(w, "\nOptions:\n%s", opts.String())
+	}
+}
+
+// fail prints one line and returns exit code 1.
+func fail(stderr io.Writer, cmd string, err error) int {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	fmt.Fprintf(stderr, "subpool %s: %s\n", cmd, msg)
+	return 1
+}

@@ -1,0 +1,182 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// oauthTokens is the Manager's TokenStore: a login lives in the keychain
+// under its credential's key, in the shape api.AddCredential gave it, so
+// one item holds a credential's secret whatever wrote it last.
+type oauthTokens struct {
+	keys func() (keychain.Store, error)
+}
+
+func (s oauthTokens) Load(id string) (oauth.Tokens, error) {
+	m, err := s.raw(id)
+	if err != nil {
+		return oauth.Tokens{}, err
+	}
+	t, err := oauth.FromSecret(m)
+	if err != nil {
+		return oauth.Tokens{}, fmt.Errorf("%w: the login of %s in the keychain is unusable (%v); log in again", proxy.ErrRelogin, id, err)
+	}
+	return t, nil
+}
+
+// Save replaces the login's fields and keeps any other key the secret
+// carries.
+func (s oauthTokens) Save(id string, t oauth.Tokens) error {
+	keys, err := s.keys()
+	if err != nil {
+		return err
+	}
+	m, err := s.raw(id)
+	if err != nil {
+		m = map[string]string{}
+	}
+	for _, k := range []string{"access_token", "refresh_token", "expires_at", "id_token", "account_id"} {
+		delete(m, k)
+	}
+	for k, v := range t.Secret() {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	if err := keys.Set(secretKey(id), string(b)); err != nil {
+		return fmt.Errorf("cannot store the login of %s in the %s keychain: %w", id, keys.Name(), err)
+	}
+	return nil
+}
+
+func (s oauthTokens) raw(id string) (map[string]string, error) {
+	keys, err := s.keys()
+	if err != nil {
+		return nil, err
+	}
+	v, err := keys.Get(secretKey(id))
+	if errors.Is(err, keychain.ErrNotFound) {
+		return nil, fmt.Errorf("%w: the login of %s is missing from the keychain; remove it and log in again", proxy.ErrRelogin, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keychain: %w", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("%w: the login of %s in the keychain is damaged; remove it and log in again", proxy.ErrRelogin, id)
+	}
+	return m, nil
+}
+
+// newOAuthManager builds the server's refresher. onExpiry is the pool's
+// SetExpiry, so status shows when each access token runs out.
+func newOAuthManager(clk clock.Clock, keys func() (keychain.Store, error), em api.Emitter, logf func(string, ...any), onExpiry func(string, time.Time)) *oauth.Manager {
+	return oauth.NewManager(oauth.ManagerOptions{
+		Clock: clk, Store: oauthTokens{keys: keys}, Emit: em, Logf: logf, OnExpiry: onExpiry,
+	})
+}
+
+// oauthProvider is the OAuth client of a configured provider: the two
+// built-in subscriptions, with token_url and chatgpt_base_url from
+// config. Custom providers have none.
+func oauthProvider(cp config.Provider) (oauth.Provider, bool) {
+	p, ok := builtinOAuth(cp)
+	if !ok {
+		return p, false
+	}
+	if cp.AuthorizeURL != "" {
+		p.AuthorizeURL = cp.AuthorizeURL
+	}
+	if cp.RedirectURI != "" {
+		p.RedirectURI = cp.RedirectURI
+	}
+	return p, true
+}
+
+func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
+	if !cp.Builtin {
+		return oauth.Provider{}, false
+	}
+	switch cp.Name {
+	case config.Anthropic:
+		return oauth.Anthropic(cp.TokenURL), true
+	case config.OpenAI:
+		return oauth.OpenAI(cp.TokenURL, cp.ChatGPTBaseURL), true
+	}
+	return oauth.Provider{}, false
+}
+
+// oauthAuth is the oauth branch of the server's authenticator: the
+// credential's access token, renewed when due or when refresh is set (an
+// upstream said auth_expired), with the headers its upstream needs.
+func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp config.Provider, refresh bool) (proxy.Auth, error) {
+	p, ok := oauthProvider(cp)
+	if !ok {
+		return proxy.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", proxy.ErrRelogin, cred.Provider, cred.ID)
+	}
+	a, err := m.Auth(ctx, cred.ID, p, refresh)
+	if err == nil && cp.Wire == "openai" {
+		// A ChatGPT login is answered by the Codex backend, whose refusals
+		// (usage_limit_reached on a 403, say) are not api.openai.com's.
+		a.Profile = classify.Lookup("chatgpt")
+	}
+	return a, err
+}
+
+// loginTimeout bounds a login started from the tray: nobody is at a
+// terminal to cancel it.
+const loginTimeout = 10 * time.Minute
+
+// startBrowserLogin begins a login for the tray (POST /subpool/v1/login):
+// it returns the URL to open at once and finishes in the background,
+// adding the credential with add (core.AddCredential, which emits
+// credential_added). There is no paste path here, so the callback port
+// must be free.
+func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+	p, ok := oauthProvider(cfg.Providers[provider])
+	if !ok {
+		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic and openai do); add an API key instead", api.ErrUnsupported, provider)
+	}
+	return runBrowserLogin(p, provider, label, clock.Real{}, add, logf)
+}
+
+func runBrowserLogin(p oauth.Provider, provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), loginTimeout)
+	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Clock: clk})
+	if err != nil {
+		cancel()
+		return api.LoginStart{}, err
+	}
+	if !l.Listening() {
+		l.Close()
+		cancel()
+		return api.LoginStart{}, fmt.Errorf("the login callback address %s is in use; close what uses it, or run `subpool login %s` in a terminal", p.RedirectURI, provider)
+	}
+	go func() {
+		defer cancel()
+		defer l.Close()
+		tok, err := l.Wait(ctx)
+		if err != nil {
+			logf("login to %s did not finish: %v", provider, err)
+			return
+		}
+		if label == "" {
+			label = tok.Label(provider)
+		}
+		if _, err := add(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindOAuth, Secret: tok.Secret()}); err != nil {
+			logf("login to %s succeeded but the credential could not be added: %v", provider, err)
+		}
+	}()
+	return api.LoginStart{Provider: provider, URL: l.URL()}, nil
+}

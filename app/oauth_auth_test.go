@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+	"github.com/subpool/subpool/proxy/sim"
+)
+
+// The tray's login: the proxy starts it, the URL comes back at once, and
+// the credential is added when the browser returns.
+func TestBrowserLoginForTheTray(t *testing.T) {
+	_, oa := startOAuthSim(t, sim.OAuthOptions{Email: "tray@example.com"})
+	p := oauth.Anthropic(oa.URL() + "/v1/oauth/token")
+	p.AuthorizeURL = oa.URL() + "/oauth/authorize"
+	p.RedirectURI = "http://127.0.0.1:0/callback"
+	added := make(chan api.AddCredential, 1)
+	add := func(_ context.Context, req api.AddCredential) (string, error) {
+		added <- req
+		return "anthropic-abc123", nil
+	}
+	logs := &logBuf{}
+	ls, err := runBrowserLogin(p, "anthropic", "", nil, add, logs.logf)
+	if err != nil || ls.Provider != "anthropic" || !strings.HasPrefix(ls.URL, p.AuthorizeURL+"?") {
+		t.Fatalf("%+v %v", ls, err)
+	}
+	resp, err := http.Get(ls.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case req := <-added:
+		if req.Kind != api.KindOAuth || req.Label != "tray@example.com" || req.Secret["refresh_token"] == "" {
+			t.Fatalf("added %+v", req.Label)
+		}
+	case <-time.After(20 * time.Second): // hang guard, not a timing assertion
+		t.Fatalf("never added; logs: %s", logs.String())
+	}
+	if _, err := startBrowserLogin(config.Default(), "zai", "", add, logs.logf); err == nil {
+		t.Fatal("a login for a provider without one")
+	}
+}
+
+func TestOAuthTokenStore(t *testing.T) {
+	mem := keychain.NewMemory()
+	s := oauthTokens{keys: func() (keychain.Store, error) { return mem, nil }}
+	if _, err := s.Load("nope"); !isReloginErr(err) {
+		t.Fatalf("missing: %v", err)
+	}
+	mem.Set(secretKey("bad"), "{not json")
+	if _, err := s.Load("bad"); !isReloginErr(err) {
+		t.Fatalf("damaged: %v", err)
+	}
+	mem.Set(secretKey("c1"), `{"access_token":"a0","refresh_token":"r0","note":"kept"}`)
+	exp := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := s.Save("c1", oauth.Tokens{Access: "a1", Refresh: "r1", ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("c1")
+	if err != nil || got.Access != "a1" || got.Refresh != "r1" || !got.ExpiresAt.Equal(exp) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	raw, _ := mem.Get(secretKey("c1"))
+	if !strings.Contains(raw, `"note":"kept"`) {
+		t.Fatalf("other keys lost: %s", raw)
+	}
+}
+
+func isReloginErr(err error) bool { return errors.Is(err, proxy.ErrRelogin) }
+
+// Subscription usage the upstream reports in headers is in `subpool list
+// --json` (and the table), and requests move to the credential with more
+// headroom. This runs the real server end to end; the subscription
+// variant is in proxy/oauth (TestUtilizationSteersSubscriptions).
+func TestUtilizationInListAndSelection(t *testing.T) {
+	up := startSim(t, sim.Options{})
+	home, _ := newHome(t, up, "")
+	ids := map[string]string{}
+	for _, k := range []struct{ key, label string }{{keyA, "busy"}, {keyB, "idle"}} {
+		code, out, errs := cli(t, k.key+"\n", "add-key", "anthropic", "--label", k.label, "--home", home)
+		if code != 0 {
+			t.Fatalf("add-key: %q", errs)
+		}
+		ids[k.label] = strings.Fields(out)[1]
+	}
+	up.SetUtilization(keyA, 0.9, 0.3)
+	up.SetUtilization(keyB, 0.2, 0.1)
+	s := startHome(t, home, &logBuf{})
+	const body = `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
+	for range 2 { // one each while nothing is known
+		if resp, b := proxyPost(t, s, "/v1/messages", body); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+	}
+	for i := range 6 {
+		resp, b := proxyPost(t, s, "/v1/messages", body)
+		if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != ids["idle"] {
+			t.Fatalf("request %d went to %s: %s", i, resp.Header.Get("x-subpool-credential"), b)
+		}
+	}
+	st := listStatusJSON(t, home)
+	busy, idle := statusCred(t, st, ids["busy"]), statusCred(t, st, ids["idle"])
+	if busy.Usage == nil || busy.Usage.FiveHour == nil || !closeTo(busy.Usage.FiveHour.Used, 0.9) || !closeTo(busy.Usage.SevenDay.Used, 0.3) || busy.Usage.FiveHour.ResetsAt == nil {
+		b, _ := json.Marshal(busy.Usage)
+		t.Fatalf("busy utilization: %s", b)
+	}
+	if idle.Usage == nil || !closeTo(idle.Usage.FiveHour.Used, 0.2) || busy.Counters.Requests != 1 || idle.Counters.Requests != 7 {
+		t.Fatalf("idle: %+v %+v / %+v", idle.Usage, idle.Counters, busy.Counters)
+	}
+	_, table, _ := cli(t, "", "list", "--home", home)
+	if !strings.Contains(table, "5h 90% 7d 30%") {
+		t.Fatalf("table: %s", table)
+	}
+}
+
+func closeTo(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

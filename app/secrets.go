@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// secrets implements proxy.Authenticator from the keychain. Secrets are
+// read once and kept in memory: a keychain round trip per request would
+// cost milliseconds and prompt on some desktops.
+type secrets struct {
+	keys      func() (keychain.Store, error)
+	providers map[string]config.Provider
+	oauth     *oauth.Manager // subscriptions; nil where none can be used (tests)
+
+	mu    sync.Mutex
+	cache map[string]map[string]string
+}
+
+func newSecrets(keys func() (keychain.Store, error), providers map[string]config.Provider) *secrets {
+	return &secrets{keys: keys, providers: providers, cache: map[string]map[string]string{}}
+}
+
+func (s *secrets) load(id string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.cache[id]; ok {
+		return v, nil
+	}
+	keys, err := s.keys()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := keys.Get(secretKey(id))
+	if errors.Is(err, keychain.ErrNotFound) {
+		return nil, fmt.Errorf("%w: the secret of %s is missing from the keychain; remove it and add it again", proxy.ErrRelogin, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keychain: %w", err)
+	}
+	var v map[string]string
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, fmt.Errorf("%w: the secret of %s is damaged; remove it and add it again", proxy.ErrRelogin, id)
+	}
+	s.cache[id] = v
+	return v, nil
+}
+
+func (s *secrets) forget(id string) {
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+}
+
+// Auth implements proxy.Authenticator.
+func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (proxy.Auth, error) {
+	if cred.Kind == api.KindOAuth && s.oauth != nil {
+		return oauthAuth(ctx, s.oauth, cred, s.providers[cred.Provider], refresh)
+	}
+	if refresh {
+		return proxy.Auth{}, proxy.ErrNoRefresh
+	}
+	v, err := s.load(cred.ID)
+	if err != nil {
+		return proxy.Auth{}, err
+	}
+	wire := s.providers[cred.Provider].Wire
+	h := http.Header{}
+	switch cred.Kind {
+	case "api_key":
+		if wire == "anthropic" {
+			h.Set("x-api-key", v["key"])
+		} else {
+			h.Set("Authorization", "Bearer "+v["key"])
+		}
+		return proxy.Auth{Header: h}, nil
+	}
+	return proxy.Auth{}, fmt.Errorf("%w: %s credentials are not supported by this build", proxy.ErrRelogin, cred.Kind)
+}

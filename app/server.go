@@ -1,0 +1,312 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/admin"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/events"
+)
+
+// serverOptions builds a server. Home-based servers (serve, the tray's
+// in-process proxy) read config, keychain and state from Home; the demo
+// passes Config and Keys and keeps nothing.
+type serverOptions struct {
+	Home      string
+	Listen    string         // overrides config.listen when set
+	Config    *config.Config // demo: use this, read nothing from Home
+	Keys      keychain.Store // demo: in-memory keys
+	Clock     clock.Clock
+	Transport http.RoundTripper
+	Logf      func(string, ...any)
+}
+
+// server is a running proxy + admin API on one listener.
+type server struct {
+	cfg        config.Config
+	core       *core
+	hub        *events.Hub
+	proxy      *proxy.Proxy
+	admin      *admin.Handler
+	secrets    *secrets
+	http       *http.Server
+	ln         net.Listener
+	lock       *os.File
+	addr       string
+	adminToken string
+	clientKey  string
+	logf       func(string, ...any)
+
+	saveCh   chan struct{}
+	stopSave chan struct{}
+	saveDone chan struct{}
+	serveErr chan error
+	stopOnce sync.Once
+}
+
+// errAddrInUse is returned when the address is taken; the message names
+// the address and who holds it.
+type errAddrInUse struct {
+	addr    string
+	subpool bool
+}
+
+func (e *errAddrInUse) Error() string {
+	if e.subpool {
+		return fmt.Sprintf("%s is already served by a running subpool; use that one (subpool list), or stop it (subpool service stop) first", e.addr)
+	}
+	return fmt.Sprintf("%s is in use by another program; free it or choose another address with --listen", e.addr)
+}
+
+func startServer(o serverOptions) (*server, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = log.New(os.Stderr, "subpool: ", log.LstdFlags).Printf
+	}
+	clk := o.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	s := &server{logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
+
+	var cfg config.Config
+	var store *stateStore
+	if o.Config != nil {
+		cfg = *o.Config
+	} else {
+		var err error
+		cfg, err = config.Load(filepath.Join(o.Home, config.FileName))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.Listen != "" {
+		if err := config.CheckListen(o.Listen, cfg.AllowRemote, cfg.RequireClientKey); err != nil {
+			return nil, fmt.Errorf("--listen: %v", err)
+		}
+		cfg.Listen = o.Listen
+	}
+	s.cfg = cfg
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, &errAddrInUse{addr: cfg.Listen, subpool: isSubpool(cfg.Listen)}
+		}
+		return nil, fmt.Errorf("cannot listen on %s: %v", cfg.Listen, unwrapOp(err))
+	}
+	s.ln = ln
+	s.addr = ln.Addr().String()
+	fail := func(err error) (*server, error) {
+		ln.Close()
+		if s.lock != nil {
+			s.lock.Close()
+		}
+		return nil, err
+	}
+
+	var keysFn func() (keychain.Store, error)
+	if o.Config != nil {
+		keys := o.Keys
+		if keys == nil {
+			keys = keychain.NewMemory()
+		}
+		keysFn = func() (keychain.Store, error) { return keys, nil }
+		s.adminToken = randomToken(32)
+	} else {
+		lock, err := tryLock(filepath.Join(o.Home, lockFile))
+		if errors.Is(err, errLocked) {
+			return fail(fmt.Errorf("another subpool is already running with home %s; stop it first (subpool service stop)", o.Home))
+		}
+		if err != nil {
+			return fail(fmt.Errorf("cannot lock %s: %v", o.Home, err))
+		}
+		s.lock = lock
+		keys, warn, err := keychain.Open(cfg.KeychainBackend, o.Home)
+		if err != nil {
+			return fail(err)
+		}
+		if warn != "" {
+			logf("warning: %s", warn)
+		}
+		keysFn = func() (keychain.Store, error) { return keys, nil }
+		store = newStateStore(o.Home, logf)
+		if s.adminToken, err = adminToken(o.Home, true); err != nil {
+			return fail(err)
+		}
+	}
+	keys, _ := keysFn()
+	if s.clientKey, err = ensureClientKey(keys); err != nil {
+		return fail(err)
+	}
+
+	s.hub = events.NewHub(clk, 1024)
+	s.core = newCore(cfg, clk, keysFn, store, s.hub, logf)
+	s.core.listen = s.addr
+	if err := s.core.load(); err != nil {
+		return fail(err)
+	}
+	s.core.pool.OnChange(func() {
+		select {
+		case s.saveCh <- struct{}{}:
+		default:
+		}
+	})
+	s.secrets = newSecrets(keysFn, cfg.Providers)
+	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, logf, s.core.pool.SetExpiry)
+	s.core.onRemove = func(id string) {
+		s.secrets.forget(id)
+		s.secrets.oauth.Forget(id)
+	}
+
+	provs := map[string]*proxy.Provider{}
+	for name, p := range cfg.Providers {
+		// Custom keeps a built-in provider's own table when the name and
+		// wire match, and applies the configured limit scope either way.
+		prof := classify.Custom(name, p.Wire, p.LimitScope)
+		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof}
+	}
+	ck := s.clientKey
+	if !cfg.RequireClientKey {
+		ck = ""
+	}
+	transport := o.Transport
+	if transport == nil {
+		transport = proxy.NewTransport(cfg.HeaderTimeout)
+	}
+	s.proxy = proxy.New(proxy.Options{
+		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: s.hub, Providers: provs,
+		ClientKey: func() string { return ck }, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
+		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
+		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: logf,
+		Fallback: func(provider, model string) (out []proxy.FallbackTarget) {
+			for _, t := range cfg.Fallback.Targets(provider, model) {
+				out = append(out, proxy.FallbackTarget(t))
+			}
+			return out
+		},
+	})
+	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s.core, Clock: clk, Logf: logf,
+		Refusals: s.proxy.Refusals()})
+	s.admin = adm
+
+	// The admin API and the model routes share one listener: the tray and
+	// the CLI find the proxy where the editors do.
+	mux := http.NewServeMux()
+	mux.Handle("/subpool/v1/", adm)
+	mux.Handle("/", s.proxy)
+	s.http = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Lets a second `subpool serve` tell "a running subpool" from
+			// "another program" when the address is taken.
+			w.Header().Set("X-Subpool", version)
+			mux.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0), // client hang-ups are not news
+	}
+	go s.saveLoop()
+	go func() { s.serveErr <- s.http.Serve(ln) }()
+	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
+	return s, nil
+}
+
+// saveLoop writes the state file after changes, at most every 200 ms, so a
+// burst of cooldowns costs one write.
+func (s *server) saveLoop() {
+	defer close(s.saveDone)
+	for {
+		select {
+		case <-s.saveCh:
+		case <-s.stopSave:
+			return
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-s.stopSave:
+			return
+		}
+		if err := s.core.saveState(); err != nil {
+			s.logf("warning: %v", err)
+		}
+	}
+}
+
+// Shutdown stops accepting, lets in-flight requests (streams included)
+// finish until ctx ends, then writes the state file and frees the home.
+func (s *server) Shutdown(ctx context.Context) error {
+	var err error
+	s.stopOnce.Do(func() {
+		s.hub.Emit(api.Event{Type: api.EventProxyStopping})
+		// Websockets outlive http.Server.Shutdown; close them so a tray
+		// reconnects to whatever proxy comes next.
+		s.admin.Close()
+		if e := s.http.Shutdown(ctx); e != nil {
+			s.http.Close()
+			err = fmt.Errorf("in-flight requests did not finish in time; they were cut")
+		}
+		close(s.stopSave)
+		<-s.saveDone
+		if e := s.core.saveState(); e != nil && err == nil {
+			err = e
+		}
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
+	return err
+}
+
+// Done reports the listener's end (nil after Shutdown).
+func (s *server) Done() <-chan error { return s.serveErr }
+
+// isSubpool asks whoever holds addr whether it is a subpool.
+func isSubpool(addr string) bool {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/subpool/v1/status")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.Header.Get("X-Subpool") != ""
+}
+
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// ensureClientKey returns the key clients present, creating it once.
+func ensureClientKey(keys keychain.Store) (string, error) {
+	k, err := keys.Get(clientKeyName)
+	if err == nil && k != "" {
+		return k, nil
+	}
+	if err != nil && !errors.Is(err, keychain.ErrNotFound) {
+		return "", fmt.Errorf("cannot read the client key from the %s keychain: %w", keys.Name(), err)
+	}
+	k = "sp-" + randomToken(24)
+	if err := keys.Set(clientKeyName, k); err != nil {
+		return "", fmt.Errorf("cannot store the client key in the %s keychain: %w", keys.Name(), err)
+	}
+	return k, nil
+}

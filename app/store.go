@@ -1,0 +1,130 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// errLocked: another subpool process holds the home.
+var errLocked = errors.New("home is locked by another subpool process")
+
+// credRecord is a credential's metadata: everything but its secret, which
+// lives in the keychain under secretKey(ID).
+type credRecord struct {
+	ID       string    `json:"id"`
+	Provider string    `json:"provider"`
+	Label    string    `json:"label"`
+	Kind     string    `json:"kind"`
+	Source   string    `json:"source,omitempty"`
+	Added    time.Time `json:"added"`
+}
+
+// credDoc is credentials.json: which credentials exist. It changes only
+// when the user adds or removes one, apart from the state file, which
+// changes on every cooldown: damage to one never costs the other.
+type credDoc struct {
+	Version     int          `json:"version"`
+	Credentials []credRecord `json:"credentials"`
+}
+
+// stateDoc is the state file: the pool's cooldowns, ladder steps, parks
+// and pauses. Counters are not kept.
+type stateDoc struct {
+	Version int        `json:"version"`
+	Pool    pool.State `json:"pool"`
+}
+
+const stateVersion = 1
+
+// stateStore owns the two files. One process writes them at a time: the
+// running proxy, or a CLI verb that took the home's lock because no proxy
+// answers.
+type stateStore struct {
+	path  string
+	creds string
+	logf  func(string, ...any)
+	mu    sync.Mutex
+}
+
+func newStateStore(home string, logf func(string, ...any)) *stateStore {
+	if logf == nil {
+		logf = log.Printf
+	}
+	return &stateStore{path: filepath.Join(home, stateFile), creds: filepath.Join(home, credentialsFile), logf: logf}
+}
+
+// loadCreds reads credentials.json. Unlike the state file, an unreadable
+// one is an error: starting without the user's credentials would look
+// like they were deleted.
+func (s *stateStore) loadCreds() ([]credRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.creds)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", s.creds, err)
+	}
+	var d credDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v); fix or remove it, then add the credentials again", s.creds, err)
+	}
+	return d.Credentials, nil
+}
+
+func (s *stateStore) saveCreds(recs []credRecord) error {
+	b, err := json.MarshalIndent(credDoc{Version: stateVersion, Credentials: recs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeFileAtomic(s.creds, append(b, '\n'), 0o600)
+}
+
+// load reads the state file. A corrupt one is moved aside with a warning
+// and an empty state is returned: losing cooldowns is better than a proxy
+// that will not start.
+func (s *stateStore) load() stateDoc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return stateDoc{Version: stateVersion}
+	}
+	var d stateDoc
+	if err == nil {
+		err = json.Unmarshal(b, &d)
+	}
+	if err != nil {
+		aside := fmt.Sprintf("%s.corrupt-%s", s.path, time.Now().UTC().Format("20060102T150405Z"))
+		if rerr := os.Rename(s.path, aside); rerr != nil {
+			s.logf("warning: state file %s is unreadable (%v) and could not be moved aside (%v); starting with empty state", s.path, err, rerr)
+		} else {
+			s.logf("warning: state file %s was unreadable (%v); moved it to %s and started with no cooldowns", s.path, err, aside)
+		}
+		return stateDoc{Version: stateVersion}
+	}
+	return d
+}
+
+func (s *stateStore) save(d stateDoc) error {
+	d.Version = stateVersion
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeFileAtomic(s.path, append(b, '\n'), 0o600)
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the system packages subpool's build and tests need, when they are
+# missing and we may (root, or sudo without a password). Otherwise it says
+# what to install and fails, so `make` stops with one clear line.
+set -euo pipefail
+
+# GUI build (Fyne, cgo): GL and X headers. Keychain tests: a real Secret
+# Service (gnome-keyring) on a private D-Bus session (dbus-x11 brings
+# dbus-run-session's companions). xvfb + imagemagick: make screenshot.
+want=(gcc libgl1-mesa-dev xorg-dev libxkbcommon-dev gnome-keyring dbus-x11)
+if [ "${1:-}" = "--screenshot" ]; then want+=(xvfb imagemagick x11-utils); fi
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+else
+  echo "deps: not a Debian/Ubuntu system; install the equivalents of: ${want[*]}" >&2
+  exit 0
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo="sudo -n"
+else
+  echo "deps: missing packages; run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
