@@ -126,6 +126,17 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 	if err != nil {
 		return "", err
 	}
+	if id := c.awaitingRelogin(rec); id != "" {
+		// "Log in again" on a parked login: same row, fresh tokens.
+		if err := keys.Set(secretKey(id), secret); err != nil {
+			return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
+		}
+		if c.onRemove != nil {
+			c.onRemove(id) // drop cached tokens of the dead login
+		}
+		c.pool.Unpark(id)
+		return id, c.saveState()
+	}
 	if err := keys.Set(secretKey(rec.ID), secret); err != nil {
 		return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
 	}
@@ -187,6 +198,26 @@ func (c *core) validateAdd(req api.AddCredential) (credRecord, string, error) {
 	b, _ := json.Marshal(secret)
 	rec := credRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC()}
 	return rec, string(b), nil
+}
+
+// awaitingRelogin returns the id of a login of rec's provider and label
+// that is parked for re-login, if there is one: a new login with that
+// label is the user answering "log in again".
+func (c *core) awaitingRelogin(rec credRecord) string {
+	if rec.Kind != api.KindOAuth {
+		return ""
+	}
+	for _, st := range c.pool.Status(rec.Provider) {
+		if st.Kind != api.KindOAuth || st.Label != rec.Label {
+			continue
+		}
+		for _, p := range st.Parks {
+			if p.Kind == api.ParkRelogin {
+				return st.ID
+			}
+		}
+	}
+	return ""
 }
 
 // RemoveCredential implements admin.Backend.
