@@ -110,7 +110,7 @@ func runningClient(ctx context.Context, home string, cfg config.Config) (*client
 	if err != nil {
 		return nil, api.Status{}, nil // never started: nothing can be running
 	}
-	c := &client.Client{Addr: dialAddr(cfg.Listen), Token: tok}
+	c := &client.Client{Addr: liveAddr(home, cfg), Token: tok}
 	st, err := c.Status(ctx)
 	switch {
 	case err == nil:
@@ -141,7 +141,7 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error)
 	}
 	lock, err := tryLock(filepath.Join(home, lockFile))
 	if errors.Is(err, errLocked) {
-		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, cfg.Listen)
+		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
 	}
 	if err != nil {
 		return err
@@ -168,6 +168,20 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error)
 		return err
 	}
 	return fn(ctx, co)
+}
+
+// liveAddr is where the home's proxy answers: the address a running serve
+// wrote into the lock file (it may have been started with --listen), else
+// the configured one. A stale file only costs a refused connection.
+func liveAddr(home string, cfg config.Config) string {
+	if b, err := os.ReadFile(filepath.Join(home, lockFile)); err == nil {
+		if a := strings.TrimSpace(string(b)); a != "" {
+			if _, _, err := net.SplitHostPort(a); err == nil {
+				return a
+			}
+		}
+	}
+	return dialAddr(cfg.Listen)
 }
 
 // dialAddr turns a listen address into one to connect to.
@@ -396,7 +410,7 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "env", err)
 	}
-	fmt.Fprint(stdout, setupText(tool, "http://"+dialAddr(cfg.Listen), key))
+	fmt.Fprint(stdout, setupText(tool, "http://"+liveAddr(h, cfg), key))
 	return 0
 }
 
@@ -459,7 +473,7 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "events", err)
 	}
 	if c == nil {
-		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", cfg.Listen))
+		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", liveAddr(h, cfg)))
 	}
 	enc := json.NewEncoder(stdout)
 	names := labels{}

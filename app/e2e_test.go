@@ -405,3 +405,26 @@ func TestSIGTERMLetsStreamsFinish(t *testing.T) {
 		t.Fatal("state file not written on stop")
 	}
 }
+
+// serve --listen moves the proxy off the configured address; the verbs
+// and env follow it there.
+func TestVerbsFindServeOnAnotherAddress(t *testing.T) {
+	up := startSim(t, sim.Options{})
+	home, cfgAddr := newHome(t, up, "")
+	other := freeAddr(t)
+	s, err := startServer(serverOptions{Home: home, Listen: other, Logf: (&logBuf{}).logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if code, out, errs := cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home); code != 0 {
+		t.Fatalf("add-key did not find the proxy on %s (config says %s): %q %q", other, cfgAddr, out, errs)
+	}
+	if st := s.core.Status(context.Background()); len(st.Providers[0].Credentials) != 1 {
+		t.Fatal("the key did not reach the running proxy")
+	}
+	_, out, _ := cli(t, "", "env", "shell", "--home", home)
+	if !strings.Contains(out, "http://"+other) {
+		t.Fatalf("env points elsewhere: %s", out)
+	}
+}

@@ -138,6 +138,11 @@ func startServer(o serverOptions) (*server, error) {
 			return fail(fmt.Errorf("cannot lock %s: %v", o.Home, err))
 		}
 		s.lock = lock
+		// Where this proxy really listens (--listen may differ from the
+		// config): the CLI verbs and the tray read it to find us.
+		if err := lock.Truncate(0); err == nil {
+			lock.WriteAt([]byte(s.addr+"\n"), 0)
+		}
 		keys, warn, err := keychain.Open(cfg.KeychainBackend, o.Home)
 		if err != nil {
 			return fail(err)
