@@ -1,0 +1,359 @@
+package goodput
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// subpoolConfig is the part of proxy.Options and pool.Config the policy
+// depends on; zero fields take the proxy's defaults (config.toml's).
+type subpoolConfig struct {
+	MaxAttempts      int
+	TransientBackoff []time.Duration
+	SoleProviderMax  time.Duration
+	CapacityMax      time.Duration
+	Pool             pool.Config
+	// Jitter pins capacity back-off's jitter (the conformance test);
+	// nil draws from a generator seeded by the scenario.
+	Jitter func() float64
+	// Tweak, when set, is a proposed change to the policy (whatif.go);
+	// nil is subpool as it is.
+	Tweak *Tweak
+}
+
+func (c *subpoolConfig) defaults() {
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 8
+	}
+	if c.TransientBackoff == nil {
+		c.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+	}
+	if c.SoleProviderMax == 0 {
+		c.SoleProviderMax = 2 * time.Minute
+	}
+	if c.CapacityMax == 0 {
+		c.CapacityMax = 5 * time.Minute
+	}
+}
+
+// maxPoolWaits is proxy/attempt.go's bound on pool waits per request.
+const maxPoolWaits = 1000
+
+// subpool is subpool's policy: the real proxy/pool (ladder, scopes,
+// selection by headroom and least recent use, parks) on the virtual clock,
+// the real classify verdicts of the upstream's answers, and the decisions
+// of proxy/attempt.go's run.loop, run.act and run.lease, step for step,
+// as callbacks on the world instead of a goroutine that sleeps. Every
+// branch below names the branch of attempt.go it mirrors;
+// conformance_test.go replays scripted traffic through the real proxy and
+// through this mirror and requires the same upstream calls.
+type subpool struct {
+	e    *env
+	cfg  subpoolConfig
+	pool *pool.Pool
+	prov string
+	jit  func() float64
+	ids  map[string]int
+
+	inFlight map[string]int // leases held, for tweaks
+	leases   map[*pool.Lease]bool
+	model    map[*pool.Lease]string // the model each held lease is for
+	state    any                    // the tweak's own
+}
+
+func startSubpool(cfg subpoolConfig) func(e *env) func(r *request) {
+	return func(e *env) func(r *request) {
+		cfg.defaults()
+		s := &subpool{e: e, cfg: cfg, prov: e.sc.Provider, ids: map[string]int{}, inFlight: map[string]int{}, leases: map[*pool.Lease]bool{}, model: map[*pool.Lease]string{}}
+		s.pool = pool.New(e.w, cfg.Pool, nil)
+		s.pool.SetProvider(s.prov, e.prof.LimitScope)
+		for i := range e.sc.Creds {
+			id := credID(i)
+			s.ids[id] = i
+			s.pool.Add(pool.Credential{ID: id, Provider: s.prov, Label: id, Kind: api.KindAPIKey})
+		}
+		s.jit = cfg.Jitter
+		if s.jit == nil {
+			rng := rand.New(rand.NewPCG(e.sc.Seed, 17))
+			s.jit = rng.Float64
+		}
+		if cfg.Tweak != nil && cfg.Tweak.init != nil {
+			s.state = cfg.Tweak.init(s)
+		}
+		return func(r *request) { (&spRun{s: s, r: r}).loop() }
+	}
+}
+
+// acquired and release keep count of the leases each credential holds,
+// which the tweaks read; Lease.Release itself is idempotent, so is this.
+func (rn *spRun) acquired(l *pool.Lease) *pool.Lease {
+	rn.s.leases[l] = true
+	rn.s.model[l] = rn.r.model
+	rn.s.inFlight[l.Credential.ID]++
+	if tw := rn.s.cfg.Tweak; tw != nil && tw.leased != nil {
+		tw.leased(rn.s, l)
+	}
+	return l
+}
+
+func (rn *spRun) release(l *pool.Lease) {
+	if rn.s.leases[l] {
+		delete(rn.s.leases, l)
+		delete(rn.s.model, l)
+		rn.s.inFlight[l.Credential.ID]--
+	}
+	l.Release()
+}
+
+// spRun is attempt.go's run: one request's attempts and waits.
+type spRun struct {
+	s *subpool
+	r *request
+
+	attempts    int
+	lastReason  string
+	pinned      string
+	exclude     map[string]bool
+	refreshed   map[string]bool
+	transient   map[string]int
+	capDeadline time.Time
+	capWaits    int
+	soleWaited  time.Duration
+	waits       int
+}
+
+// loop is run.loop up to the attempt; the answer comes back in answered.
+func (rn *spRun) loop() {
+	if rn.attempts >= rn.s.cfg.MaxAttempts {
+		rn.s.e.fail(rn.r, "gave up: max attempts")
+		return
+	}
+	rn.lease(func(l *pool.Lease) {
+		// API keys: Auth never fails and never needs a refresh.
+		rn.attempts++
+		rn.s.e.attempt(rn.r, rn.s.ids[l.Credential.ID], func(a answer) { rn.answered(l, a) })
+	})
+}
+
+// answered is run.loop from the response on: utilization, verdict, act.
+func (rn *spRun) answered(l *pool.Lease, a answer) {
+	s := rn.s
+	now := s.e.w.Now()
+	if u, ok := classify.ParseUtilization(a.resp.Header, now); ok {
+		s.pool.SetUtilization(l.Credential.ID, u)
+	}
+	v := classify.Verdict{Class: classify.OK}
+	if !a.ok {
+		v = classify.Classify(s.e.prof, a.resp, now)
+	}
+	if tw := s.cfg.Tweak; tw != nil && tw.answered != nil {
+		tw.answered(s, l, a, &v)
+	}
+	rn.act(l, v)
+}
+
+// act is run.act.
+func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
+	s := rn.s
+	pl := s.pool
+	id := l.Credential.ID
+	reason := v.Reason
+	if reason == "" {
+		reason = string(v.Class)
+	}
+	rn.lastReason = reason
+	if v.Class != classify.OK {
+		pl.SetReason(id, reason)
+	}
+	switch v.Class {
+	case classify.OK:
+		// deliver: the lease is held to the last byte, then Record.
+		s.e.serve(rn.r, func() {
+			pl.Record(id, true, false)
+			rn.release(l)
+		})
+
+	case classify.RateLimit:
+		rn.release(l)
+		pl.Record(id, false, true)
+		scope := pool.ScopeCredential
+		switch v.Scope {
+		case classify.ScopeModel:
+			if rn.r.model != "" {
+				scope = pool.ScopeModel
+			}
+		case classify.ScopeProvider:
+			scope = pool.ScopeProvider
+		}
+		pl.CoolDown(id, rn.r.model, scope, v.RetryAfter, reason)
+		rn.pinned = ""
+		rn.loop()
+
+	case classify.Transient:
+		n := rn.transient[id]
+		if n >= len(s.cfg.TransientBackoff) {
+			rn.release(l)
+			pl.Record(id, false, false)
+			s.e.fail(rn.r, "upstream failed repeatedly")
+			return
+		}
+		if rn.transient == nil {
+			rn.transient = map[string]int{}
+		}
+		rn.transient[id] = n + 1
+		// The slot is kept through the pause.
+		s.e.wait(rn.r, s.cfg.TransientBackoff[n], func() {
+			rn.release(l)
+			rn.pinned = id
+			rn.loop()
+		})
+
+	case classify.Capacity:
+		rn.release(l)
+		if s.cfg.CapacityMax <= 0 {
+			s.e.fail(rn.r, "passed through: capacity")
+			return
+		}
+		now := s.e.w.Now()
+		if rn.capDeadline.IsZero() {
+			rn.capDeadline = now.Add(s.cfg.CapacityMax)
+		}
+		remaining := rn.capDeadline.Sub(now)
+		if remaining <= 0 {
+			s.e.fail(rn.r, "passed through: capacity budget spent")
+			return
+		}
+		d := v.RetryAfter
+		if d <= 0 {
+			d = capacityBackoff(rn.capWaits, s.jit())
+		}
+		d = min(d, remaining)
+		rn.capWaits++
+		s.e.wait(rn.r, d, func() {
+			rn.pinned = id
+			rn.loop()
+		})
+
+	case classify.AuthExpired:
+		// An API key has nothing to refresh: Auth(refresh) returns
+		// ErrNoRefresh and authFailed parks the key for re-login.
+		rn.release(l)
+		if rn.refreshed[id] {
+			pl.Park(id, "", api.ParkRelogin, "still rejected after a token refresh: "+reason)
+			rn.pinned = ""
+			rn.loop()
+			return
+		}
+		if rn.refreshed == nil {
+			rn.refreshed = map[string]bool{}
+		}
+		rn.refreshed[id] = true
+		rn.lastReason = proxy.ErrNoRefresh.Error()
+		pl.Park(id, "", api.ParkRelogin, rn.lastReason)
+		rn.pinned = ""
+		rn.loop()
+
+	case classify.AuthInvalid:
+		rn.release(l)
+		pl.Record(id, false, false)
+		pl.Park(id, "", api.ParkRelogin, reason)
+		rn.pinned = ""
+		rn.loop()
+
+	case classify.Payment:
+		rn.release(l)
+		pl.Record(id, false, false)
+		model := ""
+		if v.Scope == classify.ScopeModel {
+			model = rn.r.model
+		}
+		pl.Park(id, model, api.ParkPayment, reason)
+		rn.pinned = ""
+		rn.loop()
+
+	default: // client_error, aborted, unknown: passed through
+		rn.release(l)
+		s.e.fail(rn.r, "passed through: "+string(v.Class))
+	}
+}
+
+// lease is run.lease: pinned credential first, then Pick, else wait out a
+// cooldown short enough, else refuse.
+func (rn *spRun) lease(got func(*pool.Lease)) {
+	s := rn.s
+	if rn.pinned != "" {
+		if l, err := s.pool.Acquire(rn.pinned, rn.r.model); err == nil {
+			got(rn.acquired(l))
+			return
+		}
+		rn.pinned = ""
+	}
+	exclude, held := rn.exclude, 0
+	if tw := s.cfg.Tweak; tw != nil && tw.hold != nil {
+		// A proposed change: credentials held back by it are left out
+		// of Pick and count as busy; preferred ones are tried first.
+		hard, prefer := tw.hold(s, rn.r.model)
+		held = len(hard)
+		exclude = union(rn.exclude, hard)
+		if len(prefer) > 0 {
+			only := map[string]bool{}
+			for i := range s.e.sc.Creds {
+				if id := credID(i); !prefer[id] {
+					only[id] = true
+				}
+			}
+			if l, err := s.pool.Pick(pool.PickRequest{Provider: s.prov, Model: rn.r.model, Exclude: union(exclude, only)}); err == nil {
+				got(rn.acquired(l))
+				return
+			}
+		}
+	}
+	l, err := s.pool.Pick(pool.PickRequest{Provider: s.prov, Model: rn.r.model, Exclude: exclude})
+	if err == nil {
+		got(rn.acquired(l))
+		return
+	}
+	var u *pool.Unavailable
+	if !errors.As(err, &u) || u.Total == 0 {
+		s.e.fail(rn.r, "refused: no credentials")
+		return
+	}
+	left := s.cfg.SoleProviderMax - rn.soleWaited
+	var d time.Duration
+	switch {
+	case u.HasNext && u.NextReady <= left:
+		d = u.NextReady
+	case (u.Busy > 0 || (held > 0 && u.Excluded > 0)) && left > 0:
+		d = min(100*time.Millisecond, left)
+	}
+	if d > 0 || (u.HasNext && u.NextReady == 0) {
+		rn.waits++
+		if rn.waits > maxPoolWaits {
+			s.e.fail(rn.r, "refused: too many pool waits")
+			return
+		}
+		d = max(d, time.Millisecond)
+		rn.soleWaited += d
+		s.e.wait(rn.r, d, func() { rn.lease(got) })
+		return
+	}
+	if u.HasNext {
+		s.e.fail(rn.r, "refused: all cooling beyond sole_provider_max")
+		return
+	}
+	s.e.fail(rn.r, "refused: none usable")
+}
+
+// capacityBackoff is proxy/attempt.go's: 1 s, 2 s, 4 s … capped at 30 s,
+// with equal jitter.
+func capacityBackoff(n int, j float64) time.Duration {
+	d := time.Second << min(n, 5)
+	d = min(d, 30*time.Second)
+	return d/2 + time.Duration(float64(d/2)*j)
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/subpool/subpool/bench/goodput"
+)
+
+// Target is one line of the targets table.
+type Target struct {
+	ID       string `json:"id"`
+	Group    string `json:"group"`
+	What     string `json:"what"`
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Met      bool   `json:"met"`
+	// Source: "brief" for the issue's targets, "§6" for the extra ones
+	// from the performance notes' proposed benchmark.
+	Source string `json:"source"`
+	Skip   bool   `json:"skipped,omitempty"`
+}
+
+func us(v num) string {
+	f := float64(v)
+	if math.IsNaN(f) {
+		return "n/a"
+	}
+	if math.Abs(f) >= 1000 {
+		return fmt.Sprintf("%.2f ms", f/1000)
+	}
+	return fmt.Sprintf("%.0f µs", f)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func kib(b int64) string { return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10)) }
+
+func judge(r *Results) []Target {
+	var ts []Target
+	add := func(t Target) { ts = append(ts, t) }
+
+	if o := r.Overhead; o != nil {
+		for _, c := range []string{"c1", "c32"} {
+			a := o.Added[c]
+			conc := strings.TrimPrefix(c, "c")
+			add(Target{ID: "added-p50-" + c, Group: "overhead", Source: "brief",
+				What:     "added latency p50, JSON, concurrency " + conc,
+				Goal:     "P ≤ 1.2 × B",
+				Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P50), us(a.B50), float64(a.Ratio50)),
+				Met:      float64(a.Ratio50) <= 1.2})
+			add(Target{ID: "added-p99-" + c, Group: "overhead", Source: "brief",
+				What:     "added latency p99, JSON, concurrency " + conc,
+				Goal:     "P ≤ 1.5 × B",
+				Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P99), us(a.B99), float64(a.Ratio99)),
+				Met:      float64(a.Ratio99) <= 1.5})
+		}
+		if c1 := o.Added["c1"]; true {
+			add(Target{ID: "added-p99-abs", Group: "overhead", Source: "§6",
+				What: "added latency p99, JSON, concurrency 1, absolute", Goal: "P ≤ 0.5 ms",
+				Measured: us(c1.P99), Met: float64(c1.P99) <= 500})
+		}
+		if c := o.CPU; c != nil {
+			add(Target{ID: "cpu", Group: "overhead", Source: "§6",
+				What:     "proxy CPU per request at concurrency 32: throughput without the scheduling noise",
+				Goal:     "≤ 1.25 × bare (= ≥ 0.8 × its throughput, CPU-bound)",
+				Measured: fmt.Sprintf("%.0f vs %.0f µs → %.2f×", float64(c["subpool"]), float64(c["bare"]), ratio(float64(c["subpool"]), float64(c["bare"]))),
+				Met:      ratio(float64(c["subpool"]), float64(c["bare"])) <= 1.25})
+		}
+		b, s := o.Throughput["bare"], o.Throughput["subpool"]
+		add(Target{ID: "throughput", Group: "overhead", Source: "§6",
+			What:     "max throughput at p99 ≤ 10 ms",
+			Goal:     "≥ 0.8 × bare",
+			Measured: fmt.Sprintf("%.0f vs %.0f req/s → %.2f×", float64(s.MaxRPS), float64(b.MaxRPS), ratio(float64(s.MaxRPS), float64(b.MaxRPS))),
+			Met:      ratio(float64(s.MaxRPS), float64(b.MaxRPS)) >= 0.8})
+		for _, k := range sortedSSE(o) {
+			n := strings.TrimPrefix(k, "n")
+			sa, x := o.SSEAdded[k], o.SSE[k]
+			d := float64(x["subpool"].TTFT50 - x["bare"].TTFT50)
+			add(Target{ID: "sse-ttft-" + k, Group: "overhead", Source: "brief",
+				What:     "SSE time to first token (first content delta), p50, " + n + " streams",
+				Goal:     "≤ bare + 100 µs",
+				Measured: fmt.Sprintf("bare %s, subpool %s over direct → %+.0f µs", us(sa.TTFTBare), us(sa.TTFTSub), d),
+				Met:      d <= 100})
+			g := float64(x["subpool"].Gap99 - x["bare"].Gap99)
+			add(Target{ID: "sse-gap-" + k, Group: "overhead", Source: "brief",
+				What:     "SSE inter-chunk gap p99, " + n + " streams",
+				Goal:     "≤ bare + 50 µs",
+				Measured: fmt.Sprintf("bare %s, subpool %s → %+.0f µs", us(x["bare"].Gap99), us(x["subpool"].Gap99), g),
+				Met:      g <= 50})
+			sub := x["subpool"]
+			add(Target{ID: "sse-frames-" + k, Group: "overhead", Source: "brief",
+				What:     "SSE frames delivered 1:1, " + n + " streams",
+				Goal:     "every frame, no broken stream",
+				Measured: fmt.Sprintf("%d of %d frames, %d errors (bare %d of %d, %d errors)", sub.Frames, sub.Expected, sub.Errors, x["bare"].Frames, x["bare"].Expected, x["bare"].Errors),
+				Met:      sub.Frames == sub.Expected && sub.Errors == 0})
+			if k == "n256" {
+				add(Target{ID: "sse-stalls-" + k, Group: "overhead", Source: "§6",
+					What:     "SSE gaps over 2× the interval, 256 streams",
+					Goal:     "0",
+					Measured: fmt.Sprintf("subpool %d, bare %d, direct %d", sub.Stalls, x["bare"].Stalls, x["direct"].Stalls),
+					Met:      sub.Stalls == 0})
+			}
+		}
+		mb, ms := o.Memory["bare"], o.Memory["subpool"]
+		add(Target{ID: "per-stream", Group: "overhead", Source: "brief",
+			What:     fmt.Sprintf("memory per concurrent stream (%d slow streams)", ms.Streams),
+			Goal:     "≤ 1.25 × bare",
+			Measured: fmt.Sprintf("%s vs %s → %.2f×", kib(ms.PerStream), kib(mb.PerStream), ratio(float64(ms.PerStream), float64(mb.PerStream))),
+			Met:      ratio(float64(ms.PerStream), float64(mb.PerStream)) <= 1.25})
+	}
+	if s := r.ServeRSS; s != nil {
+		add(Target{ID: "idle-rss", Group: "overhead", Source: "brief",
+			What: "idle RSS, headless (`subpool serve`)", Goal: "≤ 25 MiB",
+			Measured: fmt.Sprintf("%s (anonymous %s, file-backed %s)", mib(s.Total), mib(s.Anon), mib(s.File)),
+			Met:      s.Total <= 25<<20})
+	}
+	if pk, rw, ok := microPair(r.Micro); ok {
+		ns, allocs := float64(pk.NsOp+rw.NsOp), float64(pk.AllocsOp+rw.AllocsOp)
+		add(Target{ID: "micro-pick-rewrite", Group: "micro", Source: "§6",
+			What: "pick a credential among 8 + rewrite the request headers", Goal: "≤ 1 µs, 0 allocs",
+			Measured: fmt.Sprintf("%.0f ns + %.0f ns, %.0f + %.0f allocs", float64(pk.NsOp), float64(rw.NsOp), float64(pk.AllocsOp), float64(rw.AllocsOp)),
+			Met:      ns <= 1000 && allocs == 0})
+	}
+	if s, b, ok := microRoundTrip(r.Micro); ok {
+		add(Target{ID: "micro-roundtrip", Group: "micro", Source: "§6",
+			What: "whole request in memory vs bare ReverseProxy", Goal: "≤ 1.2 × bare ns/op",
+			Measured: fmt.Sprintf("%.1f µs vs %.1f µs → %.2f×", float64(s.NsOp)/1000, float64(b.NsOp)/1000, ratio(float64(s.NsOp), float64(b.NsOp))),
+			Met:      ratio(float64(s.NsOp), float64(b.NsOp)) <= 1.2})
+	}
+
+	gp := map[string]map[string]goodput.Result{}
+	for _, g := range r.Goodput {
+		if gp[g.Scenario] == nil {
+			gp[g.Scenario] = map[string]goodput.Result{}
+		}
+		gp[g.Scenario][g.Strategy] = g
+	}
+	if len(gp) > 0 {
+		wasted, where := 0, []string{}
+		for _, sc := range goodput.Scenarios(1) {
+			if s, ok := gp[sc.Name]["subpool"]; ok && sc.Announce {
+				wasted += s.Wasted
+				if s.Wasted > 0 {
+					where = append(where, fmt.Sprintf("%s %d", sc.Name, s.Wasted))
+				}
+			}
+		}
+		m := fmt.Sprintf("%d", wasted)
+		if len(where) > 0 {
+			m += " (" + strings.Join(where, ", ") + ")"
+		}
+		add(Target{ID: "wasted", Group: "goodput", Source: "brief",
+			What: "wasted calls (into an announced cooldown), every scenario that announces resets",
+			Goal: "0", Measured: m, Met: wasted == 0})
+		if s, ok := gp["outage"]["subpool"]; ok {
+			add(Target{ID: "amplification-outage", Group: "goodput", Source: "brief",
+				What:     "load amplification, 60 s pool-wide bare 429, requests arriving during it",
+				Goal:     "≤ 1.1×",
+				Measured: fmt.Sprintf("%.2f× (whole 30 min run %.2f×)", s.OutageAmplification, s.Amplification),
+				Met:      s.OutageAmplification <= 1.1})
+			add(Target{ID: "outage-recovery", Group: "goodput", Source: "§6",
+				What: "pool-wide 429 for W s: first success after it ends", Goal: "≤ 1 s",
+				Measured: fmt.Sprintf("%.1f s", s.Recovery), Met: s.Recovery <= 1})
+		}
+		for _, name := range []string{"steady-announced", "steady-silent", "steady-5h"} {
+			s, ok := gp[name]["subpool"]
+			if !ok {
+				continue
+			}
+			add(Target{ID: "goodput-" + name, Group: "goodput", Source: "brief",
+				What: "goodput at 1.5× load vs the oracle, " + name, Goal: "≥ 0.95",
+				Measured: fmt.Sprintf("%.3f (%.3f vs %.3f)", s.VsOracle, s.Goodput, gp[name]["oracle"].Goodput),
+				Met:      s.VsOracle >= 0.95})
+			add(Target{ID: "balance-" + name, Group: "goodput", Source: "brief",
+				What: "per-credential balance (max/min successes), " + name, Goal: "≤ 1.2",
+				Measured: fmt.Sprintf("%.2f", s.Balance), Met: s.Balance <= 1.2})
+			share := float64(s.Refused429) / float64(max(s.Calls, 1))
+			add(Target{ID: "429-share-" + name, Group: "goodput", Source: "§6",
+				What: "upstream 429s as a share of attempts at 1.5× load, " + name, Goal: "≤ 5 %",
+				Measured: fmt.Sprintf("%.1f %% (%d of %d; amplification %.2f×)", 100*share, s.Refused429, s.Calls, s.Amplification),
+				Met:      share <= 0.05})
+		}
+	}
+	return ts
+}
+
+func microNamed(ms []Micro, name string) (Micro, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Micro{}, false
+}
+
+func microPair(ms []Micro) (pick, rewrite Micro, ok bool) {
+	pick, ok1 := microNamed(ms, "Pick8")
+	rewrite, ok2 := microNamed(ms, "Rewrite")
+	return pick, rewrite, ok1 && ok2
+}
+
+func microRoundTrip(ms []Micro) (sub, bare Micro, ok bool) {
+	sub, ok1 := microNamed(ms, "RoundTrip/arm=subpool")
+	bare, ok2 := microNamed(ms, "RoundTrip/arm=bare")
+	return sub, bare, ok1 && ok2
+}
+
+func sortedSSE(o *Overhead) []string {
+	var ks []string
+	for _, n := range []int{1, 64, 256} {
+		if _, ok := o.SSE[fmt.Sprintf("n%d", n)]; ok {
+			ks = append(ks, fmt.Sprintf("n%d", n))
+		}
+	}
+	return ks
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Machine is what the numbers were measured on.
+type Machine struct {
+	CPU     string `json:"cpu"`
+	Cores   int    `json:"cores"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Kernel  string `json:"kernel,omitempty"`
+	Date    string `json:"date"`
+	LoadAvg string `json:"loadavg_at_start,omitempty"`
+}
+
+func machine() Machine {
+	m := Machine{CPU: "unknown", Cores: runtime.NumCPU(), Go: runtime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, Date: time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAvg = strings.Join(f[:3], " ")
+		}
+	}
+	return m
+}
+
+func runCmd(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		s := strings.TrimSpace(out.String())
+		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+		return fmt.Errorf("%v: %s", err, s)
+	}
+	return nil
+}
+
+// RSS is a process's resident set: all of it, and the anonymous (heap,
+// stacks) and file-backed (the binary and libraries) parts.
+type RSS struct {
+	Total int64 `json:"rss_bytes"`
+	Anon  int64 `json:"anon_bytes"`
+	File  int64 `json:"file_bytes"`
+}
+
+// idleRSSOf starts a server, waits until it logs that it listens, lets it
+// settle for a second and reads its RSS; then stops it.
+func idleRSSOf(ctx context.Context, bin string, args ...string) (RSS, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return RSS{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return RSS{}, err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "listening on") {
+				once = true
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		return RSS{}, errors.New("did not report listening")
+	}
+	time.Sleep(time.Second)
+	pid := cmd.Process.Pid
+	var r RSS
+	var e1, e2, e3 error
+	r.Total, e1 = vmRSS(pid)
+	r.Anon, e2 = procStatus(pid, "RssAnon")
+	r.File, e3 = procStatus(pid, "RssFile")
+	return r, errors.Join(e1, e2, e3)
+}

@@ -1,0 +1,175 @@
+// Command bench measures subpool and writes docs/benchmarks.md and
+// bench/results.json: `make bench` (= go run ./bench).
+//
+// Three parts, in this order:
+//
+//   - micro: the BenchmarkMicro* functions of proxy/ and proxy/classify/
+//     (go test -bench, parsed): one verdict, one pick among 8 keys, one
+//     outbound header build, one in-memory round trip;
+//   - overhead: three arms in interleaved rounds (direct to proxy/sim, a
+//     bare httputil.ReverseProxy, subpool), each server in its own child
+//     process: JSON latency at concurrency 1 and 32, throughput at p99 ≤
+//     10 ms, SSE timing at 1, 64 and 256 streams, RSS;
+//   - goodput: bench/goodput's simulator on a virtual clock, subpool's real
+//     pool and classifier against four other policies.
+//
+// Each target of docs/benchmarks.md is judged on ratios within one run, so
+// a busy machine slows every arm alike. -quick runs a smaller set for
+// development. Nothing listens beyond 127.0.0.1 and every load loop ends
+// by itself.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/subpool/subpool/bench/goodput"
+)
+
+// Results is bench/results.json.
+type Results struct {
+	Machine  Machine          `json:"machine"`
+	Duration string           `json:"duration"`
+	Micro    []Micro          `json:"micro"`
+	Overhead *Overhead        `json:"overhead,omitempty"`
+	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
+	Goodput  []goodput.Result `json:"goodput"`
+	Targets  []Target         `json:"targets"`
+	Notes    []string         `json:"notes,omitempty"`
+}
+
+func main() {
+	role := flag.String("child", "", "internal: run as a child server (upstream, bare, subpool)")
+	upstream := flag.String("upstream", "", "internal: the upstream a child proxy forwards to")
+	quick := flag.Bool("quick", false, "a small, fast run for development")
+	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, serve, goodput")
+	pin := flag.Bool("pin", false, "pin the upstream to CPU 0 and the proxies to CPU 1 (taskset)")
+	profile := flag.Bool("profile", false, "also write CPU profiles of both proxies under load to bench/out/")
+	md := flag.String("md", "docs/benchmarks.md", "the report to write")
+	out := flag.String("json", "bench/results.json", "the results to write")
+	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
+	flag.Parse()
+	if *from != "" {
+		if err := rewrite(*from, *md); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *role != "" {
+		if err := runChild(*role, *upstream); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*quick, *skip, *pin, *profile, *md, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// rewrite renders the report again from saved results, judging the
+// targets anew (after a change to the targets or the findings' text).
+func rewrite(from, mdPath string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %v", from, err)
+	}
+	res.Targets = judge(&res)
+	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
+}
+
+func run(quick bool, skip string, pin, profile bool, mdPath, jsonPath string) error {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return fmt.Errorf("run from the repository root (make bench)")
+	}
+	skipped := map[string]bool{}
+	for _, s := range strings.Split(skip, ",") {
+		skipped[strings.TrimSpace(s)] = true
+	}
+	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	res := Results{Machine: machine()}
+	logf("bench: %s, %d cores, %s, load %s", res.Machine.CPU, res.Machine.Cores, res.Machine.Go, res.Machine.LoadAvg)
+
+	if !skipped["micro"] {
+		logf("micro: go test -bench '^BenchmarkMicro' %s", strings.Join(microPackages, " "))
+		count, bt := 5, "300ms"
+		if quick {
+			count, bt = 2, "100ms"
+		}
+		ms, raw, err := runMicro(ctx, count, bt)
+		if err != nil {
+			return err
+		}
+		res.Micro = ms
+		os.MkdirAll("bench/out", 0o755)
+		os.WriteFile("bench/out/micro.txt", []byte(raw), 0o644)
+	}
+	if !skipped["overhead"] {
+		logf("overhead: direct, bare ReverseProxy and subpool, interleaved")
+		cfg := defaultOverhead(quick)
+		cfg.Pin = pin
+		if profile {
+			cfg.Profile, _ = filepath.Abs("bench/out")
+			os.MkdirAll(cfg.Profile, 0o755)
+		}
+		o, err := runOverhead(cfg, logf)
+		if err != nil {
+			return err
+		}
+		res.Overhead = o
+	}
+	if !skipped["serve"] {
+		logf("serve: idle RSS of the real `subpool serve`")
+		dir, _ := filepath.Abs("bench/out")
+		os.MkdirAll(dir, 0o755)
+		rss, note := serveIdleRSS(ctx, dir, logf)
+		res.ServeRSS = rss
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
+	}
+	if !skipped["goodput"] {
+		logf("goodput: %d scenarios × %d strategies on a virtual clock", len(goodput.Scenarios(1)), len(goodput.Strategies()))
+		scale := 1.0
+		if quick {
+			scale = 0.5
+		}
+		res.Goodput = goodput.RunAll(goodput.Scenarios(scale))
+	}
+	res.Duration = time.Since(start).Round(time.Second).String()
+	res.Targets = judge(&res)
+
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(mdPath, []byte(report(&res)), 0o644); err != nil {
+		return err
+	}
+	met := 0
+	for _, t := range res.Targets {
+		if t.Met {
+			met++
+		}
+	}
+	logf("bench: %d of %d targets met; wrote %s and %s in %s", met, len(res.Targets), mdPath, jsonPath, res.Duration)
+	return nil
+}

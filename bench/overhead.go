@@ -1,0 +1,533 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// overheadConfig sizes the black-box phase.
+type overheadConfig struct {
+	Rounds      int           // interleaved rounds (≥ 5)
+	C1Requests  int           // sequential requests per arm per round
+	C32Duration time.Duration // closed loop at 32 per arm per round
+	TputRounds  int
+	TputSteps   []int
+	TputStep    time.Duration
+	SSEStreams  []int
+	MemStreams  int
+	MemRounds   int
+	Pin         bool
+	// Profile, when set, is a directory: after the rounds, each proxy runs
+	// the concurrency-32 loop once more under a CPU profile written there.
+	Profile string
+}
+
+func defaultOverhead(quick bool) overheadConfig {
+	c := overheadConfig{Rounds: 5, C1Requests: 400, C32Duration: time.Second, TputRounds: 3,
+		TputSteps: []int{1, 4, 8, 12, 16, 24, 32, 48, 64}, TputStep: 400 * time.Millisecond,
+		SSEStreams: []int{1, 64, 256}, MemStreams: 500, MemRounds: 2}
+	if quick {
+		c.Rounds, c.C1Requests, c.C32Duration = 3, 150, 400*time.Millisecond
+		c.TputRounds, c.TputSteps, c.TputStep = 1, []int{1, 16, 64}, 300*time.Millisecond
+		c.SSEStreams, c.MemStreams, c.MemRounds = []int{1, 64}, 200, 1
+	}
+	return c
+}
+
+// Overhead is the black-box phase's outcome. Times in µs, memory in bytes.
+type Overhead struct {
+	Rounds int    `json:"rounds"`
+	Pinned bool   `json:"pinned"`
+	Voided []int  `json:"voided_rounds,omitempty"` // rounds dropped: direct p99 over 2× its floor
+	Note   string `json:"note,omitempty"`
+
+	// JSON latency by concurrency ("c1", "c32", and "c1-256KiB" for a
+	// request with a long conversation) and arm: the median over rounds of
+	// each round's p50 and p99.
+	JSON       map[string]map[string]Pcts `json:"json_latency_us"`
+	Added      map[string]Added           `json:"json_added_us"`
+	JSONRounds []RoundValue               `json:"json_rounds_us"`
+	// CPU is each proxy's CPU time per request in the concurrency-32 loops
+	// (µs, from /proc/PID/stat); for "direct", the upstream's.
+	CPU         map[string]num `json:"cpu_per_request_us"`
+	UpstreamCPU num            `json:"upstream_cpu_per_request_us"`
+
+	Throughput map[string]Tput `json:"throughput"`
+
+	// SSE by concurrent streams ("n1", "n64", "n256") and arm.
+	SSE      map[string]map[string]SSE `json:"sse"`
+	SSEAdded map[string]SSEAdded       `json:"sse_added_us"`
+
+	Memory map[string]Mem `json:"memory"`
+}
+
+// RoundValue is one round's percentiles for one case and arm.
+type RoundValue struct {
+	Round int    `json:"round"`
+	Case  string `json:"case"`
+	Arm   string `json:"arm"`
+	P50   num    `json:"p50"`
+	P99   num    `json:"p99"`
+}
+
+// cpuUse adds up CPU time and the requests it served.
+type cpuUse struct {
+	cpu      time.Duration
+	requests int
+}
+
+func (u *cpuUse) add(d time.Duration, n int) { u.cpu += d; u.requests += n }
+
+func (u *cpuUse) perRequest() float64 {
+	if u.requests == 0 {
+		return math.NaN()
+	}
+	return float64(u.cpu) / float64(u.requests) / float64(time.Microsecond)
+}
+
+// cpuOf is the CPU time so far of the process serving arm a: the proxy's,
+// or for direct, the upstream's.
+func cpuOf(s *armSet, a *arm) time.Duration {
+	pid := s.up.pid()
+	if a.proc != nil {
+		pid = a.proc.pid()
+	}
+	d, _ := cpuTime(pid)
+	return d
+}
+
+// Pcts are latency percentiles in µs.
+type Pcts struct {
+	P50 num `json:"p50"`
+	P99 num `json:"p99"`
+}
+
+// Added is the latency a proxy adds over direct: B for the bare proxy,
+// P for subpool, and P ÷ B.
+type Added struct {
+	B50, B99, P50, P99 num
+	Ratio50            num `json:"ratio50"`
+	Ratio99            num `json:"ratio99"`
+}
+
+// Tput is the largest closed-loop throughput whose p99 stayed ≤ 10 ms.
+type Tput struct {
+	MaxRPS num    `json:"max_rps_p99_le_10ms"`
+	AtConc int    `json:"at_concurrency"`
+	Steps  []Step `json:"steps"`
+}
+
+// Step is one concurrency step (median over rounds).
+type Step struct {
+	Conc  int `json:"concurrency"`
+	RPS   num `json:"rps"`
+	P99us num `json:"p99_us"`
+}
+
+// SSE is one arm at one stream count (medians over rounds).
+type SSE struct {
+	TTFB50   num    `json:"ttfb_p50"`
+	TTFT50   num    `json:"ttft_p50"`
+	TTFT99   num    `json:"ttft_p99"`
+	Gap50    num    `json:"gap_p50"`
+	Gap99    num    `json:"gap_p99"`
+	Delay50  num    `json:"frame_delay_p50"`
+	Delay99  num    `json:"frame_delay_p99"`
+	Frames   int    `json:"frames"`
+	Expected int    `json:"frames_expected"`
+	Stalls   int    `json:"stalls_over_2x_interval"`
+	Errors   int    `json:"errors"`
+	FirstErr string `json:"first_error,omitempty"`
+	// Gap99Rounds and TTFT50Rounds are each round's values: how much
+	// they move from one round to the next on this machine.
+	Gap99Rounds  []num `json:"gap_p99_rounds"`
+	TTFT50Rounds []num `json:"ttft_p50_rounds"`
+}
+
+// SSEAdded compares subpool with the bare proxy at one stream count.
+type SSEAdded struct {
+	TTFTBare, TTFTSub     num // TTFT p50 − direct
+	Gap99Bare, Gap99Sub   num // inter-chunk p99 − direct
+	Delay99Bare, Delay99S num // frame delay p99 − direct
+}
+
+// Mem is one proxy's memory.
+type Mem struct {
+	IdleRSS   int64 `json:"idle_rss_bytes"` // fresh process, before any request
+	Base      int64 `json:"base_rss_bytes"` // after GC, before the streams
+	Peak      int64 `json:"peak_rss_bytes"` // with MemStreams slow streams open
+	Streams   int   `json:"streams"`
+	PerStream int64 `json:"per_stream_bytes"` // median over rounds of (peak − base) ÷ streams
+}
+
+// jsonCases are the JSON rows: small requests at concurrency 1 and 32,
+// and at concurrency 1 a request carrying 256 KiB of conversation.
+var jsonCases = []string{"c1", "c32", "c1-256KiB"}
+
+type armSet struct {
+	up                   *child
+	direct, bare, subpol *arm
+	all                  []*arm
+}
+
+func startArms(pin bool) (*armSet, error) {
+	cpu := func(c string) string {
+		if pin {
+			return c
+		}
+		return ""
+	}
+	up, err := startChild("upstream", "", cpu("0"))
+	if err != nil {
+		return nil, err
+	}
+	bare, err := startChild("bare", up.url, cpu("1"))
+	if err != nil {
+		up.stop()
+		return nil, err
+	}
+	sub, err := startChild("subpool", up.url, cpu("1"))
+	if err != nil {
+		up.stop()
+		bare.stop()
+		return nil, err
+	}
+	s := &armSet{up: up,
+		direct: newArm("direct", up.url, "sk-bench-direct", nil),
+		bare:   newArm("bare", bare.url, "sk-bench-bare", bare),
+		subpol: newArm("subpool", sub.url, clientKey, sub)}
+	s.all = []*arm{s.direct, s.bare, s.subpol}
+	return s, nil
+}
+
+func (s *armSet) stop() {
+	for _, a := range s.all {
+		if a.proc != nil {
+			a.proc.stop()
+		}
+	}
+	s.up.stop()
+}
+
+func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, error) {
+	arms, err := startArms(cfg.Pin)
+	if err != nil {
+		return nil, err
+	}
+	defer arms.stop()
+	o := &Overhead{Rounds: cfg.Rounds, Pinned: cfg.Pin, Memory: map[string]Mem{}}
+	for _, a := range arms.all[1:] {
+		rss, _ := a.proc.rss()
+		o.Memory[a.name] = Mem{IdleRSS: rss}
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	order := func() []*arm {
+		out := make([]*arm, len(arms.all))
+		for i, j := range rng.Perm(len(arms.all)) {
+			out[i] = arms.all[j]
+		}
+		return out
+	}
+	// Every arm must answer before anything is timed.
+	for _, a := range arms.all {
+		if r := a.closedLoop(8, 200, 0); r.errors > 0 {
+			return nil, fmt.Errorf("%s arm does not answer: %v", a.name, r.firstErr)
+		}
+	}
+
+	// JSON latency, interleaved rounds. Each round is cut into slices and
+	// every slice runs every arm (in a fresh random order), so a burst of
+	// load from elsewhere on the machine lands on all arms alike.
+	type roundJSON map[string]map[string][2]float64 // case → arm → p50, p99
+	var rounds []roundJSON
+	cpu := map[string]*cpuUse{}
+	for _, a := range arms.all {
+		cpu[a.name] = &cpuUse{}
+	}
+	const slices = 4
+	for r := range cfg.Rounds {
+		lat := map[string]map[string][]time.Duration{}
+		for _, c := range jsonCases {
+			lat[c] = map[string][]time.Duration{}
+		}
+		for range slices {
+			for _, a := range order() {
+				a.closedLoop(8, 40, 0) // warm connections
+				c1 := a.closedLoop(1, cfg.C1Requests/slices, 0)
+				t0 := cpuOf(arms, a)
+				c32 := a.closedLoop(32, 0, cfg.C32Duration/slices)
+				cpu[a.name].add(cpuOf(arms, a)-t0, len(c32.lat))
+				big := a.withBody(bigBody).closedLoop(1, cfg.C1Requests/4/slices, 0)
+				if n := c1.errors + c32.errors + big.errors; n > 0 {
+					return nil, fmt.Errorf("%s: %d errors (%v)", a.name, n, firstErr(c1, c32, big))
+				}
+				lat["c1"][a.name] = append(lat["c1"][a.name], c1.lat...)
+				lat["c32"][a.name] = append(lat["c32"][a.name], c32.lat...)
+				lat["c1-256KiB"][a.name] = append(lat["c1-256KiB"][a.name], big.lat...)
+			}
+		}
+		rj := roundJSON{}
+		for c, byArm := range lat {
+			rj[c] = map[string][2]float64{}
+			for name, ds := range byArm {
+				rj[c][name] = [2]float64{pct(ds, .5), pct(ds, .99)}
+			}
+		}
+		logf("  json round %d: c1 p50 direct %.0f bare %.0f subpool %.0f µs; c32 p50 %.0f %.0f %.0f µs", r+1,
+			rj["c1"]["direct"][0], rj["c1"]["bare"][0], rj["c1"]["subpool"][0],
+			rj["c32"]["direct"][0], rj["c32"]["bare"][0], rj["c32"]["subpool"][0])
+		rounds = append(rounds, rj)
+		for _, c := range jsonCases {
+			for _, a := range arms.all {
+				v := rj[c][a.name]
+				o.JSONRounds = append(o.JSONRounds, RoundValue{Round: r + 1, Case: c, Arm: a.name, P50: num(v[0]), P99: num(v[1])})
+			}
+		}
+	}
+	o.CPU = map[string]num{}
+	for name, u := range cpu {
+		o.CPU[name] = num(u.perRequest())
+	}
+	o.UpstreamCPU = num(cpu["direct"].perRequest())
+
+	// Void rounds where the machine was plainly busier than at best.
+	floor := math.Inf(1)
+	for _, rj := range rounds {
+		floor = min(floor, rj["c1"]["direct"][1])
+	}
+	var kept []roundJSON
+	for i, rj := range rounds {
+		if rj["c1"]["direct"][1] > 2*floor {
+			o.Voided = append(o.Voided, i+1)
+			continue
+		}
+		kept = append(kept, rj)
+	}
+	if len(kept) < 3 {
+		kept, o.Voided = rounds, nil
+		o.Note = "too many rounds over 2× the direct floor to void any; the machine was busy"
+	}
+	o.JSON = map[string]map[string]Pcts{}
+	o.Added = map[string]Added{}
+	for _, c := range jsonCases {
+		o.JSON[c] = map[string]Pcts{}
+		m := map[string][2]float64{}
+		for _, a := range arms.all {
+			var p50, p99 []float64
+			for _, rj := range kept {
+				p50 = append(p50, rj[c][a.name][0])
+				p99 = append(p99, rj[c][a.name][1])
+			}
+			m[a.name] = [2]float64{median(p50), median(p99)}
+			o.JSON[c][a.name] = Pcts{num(m[a.name][0]), num(m[a.name][1])}
+		}
+		b50, b99 := m["bare"][0]-m["direct"][0], m["bare"][1]-m["direct"][1]
+		p50, p99 := m["subpool"][0]-m["direct"][0], m["subpool"][1]-m["direct"][1]
+		o.Added[c] = Added{B50: num(b50), B99: num(b99), P50: num(p50), P99: num(p99),
+			Ratio50: num(ratio(p50, b50)), Ratio99: num(ratio(p99, b99))}
+	}
+
+	if cfg.Profile != "" {
+		for _, a := range arms.all[1:] {
+			file := filepath.Join(cfg.Profile, a.name+".cpu.prof")
+			done := make(chan struct{})
+			go func() {
+				post(fmt.Sprintf("%s%s?seconds=3&file=%s", a.url, pathProfile, file))
+				close(done)
+			}()
+			a.closedLoop(32, 0, 3*time.Second)
+			<-done
+			logf("  profile: %s (go tool pprof -top %s)", file, file)
+		}
+	}
+
+	// Throughput: step the concurrency; the best step with p99 ≤ 10 ms.
+	o.Throughput = map[string]Tput{}
+	tp := map[string]map[int][][2]float64{} // arm → conc → rounds of (rps, p99)
+	for _, a := range arms.all {
+		tp[a.name] = map[int][][2]float64{}
+	}
+	for r := range cfg.TputRounds {
+		for _, c := range cfg.TputSteps {
+			for _, a := range order() {
+				res := a.closedLoop(c, 0, cfg.TputStep)
+				tp[a.name][c] = append(tp[a.name][c], [2]float64{res.rps(), pct(res.lat, .99)})
+			}
+		}
+		logf("  throughput round %d done", r+1)
+	}
+	for _, a := range arms.all {
+		var t Tput
+		best := math.NaN()
+		for _, c := range cfg.TputSteps {
+			var rps, p99 []float64
+			for _, x := range tp[a.name][c] {
+				rps, p99 = append(rps, x[0]), append(p99, x[1])
+			}
+			st := Step{Conc: c, RPS: num(median(rps)), P99us: num(median(p99))}
+			t.Steps = append(t.Steps, st)
+			if float64(st.P99us) <= 10000 && (math.IsNaN(best) || float64(st.RPS) > best) {
+				best, t.AtConc = float64(st.RPS), c
+			}
+		}
+		t.MaxRPS = num(best)
+		o.Throughput[a.name] = t
+	}
+
+	// SSE waves.
+	o.SSE = map[string]map[string]SSE{}
+	o.SSEAdded = map[string]SSEAdded{}
+	type sseRound struct{ ttfb50, ttft50, ttft99, gap50, gap99, d50, d99 []float64 }
+	acc := map[string]map[string]*sseRound{}
+	totals := map[string]map[string]*SSE{}
+	for _, n := range cfg.SSEStreams {
+		k := fmt.Sprintf("n%d", n)
+		acc[k], totals[k] = map[string]*sseRound{}, map[string]*SSE{}
+		for _, a := range arms.all {
+			acc[k][a.name], totals[k][a.name] = &sseRound{}, &SSE{}
+		}
+	}
+	for r := range cfg.Rounds {
+		for _, n := range cfg.SSEStreams {
+			for _, a := range order() {
+				k := fmt.Sprintf("n%d", n)
+				res := a.wave(n, false, sseInterval, nil)
+				if n == 1 {
+					// One stream gives one TTFT: take two per round.
+					res = append(res, a.wave(n, false, sseInterval, nil)...)
+				}
+				var ttfb, ttft, gaps, delays []time.Duration
+				t := totals[k][a.name]
+				for _, s := range res {
+					t.Expected += sseChunks + 6
+					if s.err != nil {
+						t.Errors++
+						if t.FirstErr == "" {
+							t.FirstErr = s.err.Error()
+						}
+					}
+					t.Frames += s.frames
+					if s.ttft == 0 {
+						continue // broke before its first delta: counted above, not timed
+					}
+					ttfb, ttft = append(ttfb, s.ttfb), append(ttft, s.ttft)
+					gaps, delays = append(gaps, s.gaps...), append(delays, s.delays...)
+					for _, g := range s.gaps {
+						if g > 2*sseInterval {
+							t.Stalls++
+						}
+					}
+				}
+				x := acc[k][a.name]
+				x.ttfb50 = append(x.ttfb50, pct(ttfb, .5))
+				x.ttft50, x.ttft99 = append(x.ttft50, pct(ttft, .5)), append(x.ttft99, pct(ttft, .99))
+				x.gap50, x.gap99 = append(x.gap50, pct(gaps, .5)), append(x.gap99, pct(gaps, .99))
+				x.d50, x.d99 = append(x.d50, pct(delays, .5)), append(x.d99, pct(delays, .99))
+			}
+		}
+		post(arms.up.url + pathReset)
+		logf("  sse round %d done", r+1)
+	}
+	for k, byArm := range acc {
+		o.SSE[k] = map[string]SSE{}
+		for name, x := range byArm {
+			s := *totals[k][name]
+			s.TTFB50, s.TTFT50, s.TTFT99 = num(median(x.ttfb50)), num(median(x.ttft50)), num(median(x.ttft99))
+			s.Gap50, s.Gap99 = num(median(x.gap50)), num(median(x.gap99))
+			s.Delay50, s.Delay99 = num(median(x.d50)), num(median(x.d99))
+			for i := range x.gap99 {
+				s.Gap99Rounds = append(s.Gap99Rounds, num(x.gap99[i]))
+				s.TTFT50Rounds = append(s.TTFT50Rounds, num(x.ttft50[i]))
+			}
+			o.SSE[k][name] = s
+		}
+		d, b, p := o.SSE[k]["direct"], o.SSE[k]["bare"], o.SSE[k]["subpool"]
+		o.SSEAdded[k] = SSEAdded{
+			TTFTBare: b.TTFT50 - d.TTFT50, TTFTSub: p.TTFT50 - d.TTFT50,
+			Gap99Bare: b.Gap99 - d.Gap99, Gap99Sub: p.Gap99 - d.Gap99,
+			Delay99Bare: b.Delay99 - d.Delay99, Delay99S: p.Delay99 - d.Delay99,
+		}
+	}
+
+	// Memory: slow streams held open; RSS sampled while they run.
+	per := map[string][]float64{}
+	for r := range cfg.MemRounds {
+		for _, a := range order() {
+			if a.proc == nil {
+				continue
+			}
+			post(a.url + pathGC)
+			time.Sleep(200 * time.Millisecond)
+			base, _ := a.proc.rss()
+			peak := base
+			res := a.wave(cfg.MemStreams, true, slowInterval, func() {
+				if v, err := a.proc.rss(); err == nil {
+					peak = max(peak, v)
+				}
+			})
+			bad, why := 0, ""
+			for _, s := range res {
+				if s.err != nil || s.frames != slowChunks+6 {
+					bad++
+					if why == "" {
+						why = fmt.Sprintf("%d frames, %v", s.frames, s.err)
+					}
+				}
+			}
+			if bad > 0 {
+				logf("  memory: %s: %d of %d slow streams incomplete (%s)", a.name, bad, cfg.MemStreams, why)
+			}
+			m := o.Memory[a.name]
+			m.Base, m.Peak, m.Streams = base, peak, cfg.MemStreams
+			o.Memory[a.name] = m
+			per[a.name] = append(per[a.name], float64(peak-base)/float64(cfg.MemStreams))
+		}
+		post(arms.up.url + pathReset)
+		logf("  memory round %d done", r+1)
+	}
+	for name, v := range per {
+		m := o.Memory[name]
+		m.PerStream = int64(median(v))
+		o.Memory[name] = m
+	}
+	return o, nil
+}
+
+func firstErr(rs ...loadResult) error {
+	for _, r := range rs {
+		if r.firstErr != nil {
+			return r.firstErr
+		}
+	}
+	return nil
+}
+
+// serveIdleRSS builds the real binary and measures `subpool serve` at
+// idle on a throwaway home with the file keychain: the number a user's
+// login service shows. Empty when the build is not possible here.
+func serveIdleRSS(ctx context.Context, dir string, logf func(string, ...any)) (*RSS, string) {
+	bin := filepath.Join(dir, "subpool")
+	if err := runCmd(ctx, "go", "build", "-o", bin, "."); err != nil {
+		return nil, "could not build the subpool binary: " + err.Error()
+	}
+	home, err := os.MkdirTemp("", "subpool-bench-home-")
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer os.RemoveAll(home)
+	cfg := "listen = \"127.0.0.1:0\"\n[keychain]\nbackend = \"file\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return nil, err.Error()
+	}
+	rss, err := idleRSSOf(ctx, bin, "serve", "--home", home, "--listen", "127.0.0.1:0")
+	if err != nil {
+		return nil, "subpool serve: " + err.Error()
+	}
+	logf("  subpool serve idle RSS %s (anonymous %s, file-backed %s)", mib(rss.Total), mib(rss.Anon), mib(rss.File))
+	return &rss, ""
+}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/subpool/subpool/bench/goodput"
+)
+
+func f1(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsInf(v, 1) {
+			return "∞"
+		}
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func f2(v float64) string {
+	if math.IsInf(v, 1) {
+		return "∞"
+	}
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func f3(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// report renders docs/benchmarks.md.
+func report(r *Results) string {
+	var b strings.Builder
+	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	m := r.Machine
+	p("# Benchmarks\n\n")
+	p("Written by `make bench` (`go run ./bench`, about %s here); the raw numbers are in\n", r.Duration)
+	p("`bench/results.json`. Do not edit by hand: the next run overwrites it. The method is at the end.\n\n")
+	p("```sh\n")
+	for _, l := range [][2]string{
+		{"make bench", "everything, a few minutes"},
+		{"go run ./bench -quick", "a smaller run while developing"},
+		{"go run ./bench -skip overhead", "parts: micro, overhead, serve, goodput"},
+		{"go run ./bench -profile", "also CPU profiles of both proxies under load, in bench/out/"},
+		{"go run ./bench -pin", "upstream on CPU 0, proxies on CPU 1 (taskset), for a quiet machine"},
+		{"go run ./bench -from bench/results.json", "rewrite this report from saved results"},
+		{"go test ./bench/...", "the simulator's invariants and its conformance with the proxy"},
+	} {
+		p("%-40s # %s\n", l[0], l[1])
+	}
+	p("go test -run '^$' -bench '^BenchmarkMicro' -benchmem ./proxy/ ./proxy/classify/\n```\n\n")
+	p("| machine | |\n|---|---|\n")
+	p("| CPU | %s |\n| cores | %d |\n| Go | %s (%s) |\n| kernel | %s |\n| date | %s |\n| load average at start | %s |\n\n",
+		m.CPU, m.Cores, m.Go, m.OS, m.Kernel, m.Date, m.LoadAvg)
+	if r.Overhead != nil && !r.Overhead.Pinned {
+		p("The servers were not pinned to cores (`go run ./bench -pin` pins them); the box is shared, so every\n")
+		p("overhead target is a ratio or a difference against the bare proxy measured in the same rounds.\n\n")
+	}
+
+	p("## Targets\n\n")
+	p("B = bare ReverseProxy − direct, P = subpool − direct (medians over interleaved rounds). Targets marked §6 come\n")
+	p("from the proposed benchmark in the performance notes; the others are the issue's.\n\n")
+	p("| | target | goal | measured | |\n|---|---|---|---|---|\n")
+	met := 0
+	for _, t := range r.Targets {
+		mark := "**missed**"
+		if t.Met {
+			mark, met = "met", met+1
+		}
+		src := ""
+		if t.Source == "§6" {
+			src = " (§6)"
+		}
+		p("| %s | %s%s | %s | %s | %s |\n", t.Group, t.What, src, t.Goal, t.Measured, mark)
+	}
+	p("\n%d of %d met.", met, len(r.Targets))
+	if missed := missedWithFindings(r); len(missed) > 0 {
+		p(" Why each miss happens, and the change that would fix it: [Findings](#findings).")
+	}
+	p("\n\n")
+
+	if len(r.Micro) > 0 {
+		p("## Micro\n\n`go test -run '^$' -bench '^BenchmarkMicro' -benchmem %s` (median of 5 runs; raw\noutput for benchstat in `bench/out/micro.txt`).\n\n", strings.Join(microPackages, " "))
+		p("| benchmark | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|\n")
+		for _, x := range r.Micro {
+			p("| %s | %s | %.0f | %.0f |\n", microTitle(x.Name), fmt.Sprintf("%.0f", float64(x.NsOp)), float64(x.BytesOp), float64(x.AllocsOp))
+		}
+		p("\n")
+	}
+
+	if o := r.Overhead; o != nil {
+		p("## Overhead\n\n")
+		p("%d interleaved rounds, arms in random order each round; each number is the median of the rounds' values.", o.Rounds)
+		if len(o.Voided) > 0 {
+			p(" Rounds %v were voided (direct p99 over twice its best round).", o.Voided)
+		}
+		if o.Note != "" {
+			p(" Note: %s.", o.Note)
+		}
+		p("\n\n### Small JSON request (µs)\n\n")
+		p("| concurrency | direct p50 | bare p50 | subpool p50 | direct p99 | bare p99 | subpool p99 | B p50 | P p50 | P/B p50 | B p99 | P p99 | P/B p99 |\n")
+		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, c := range jsonCases {
+			j, a := o.JSON[c], o.Added[c]
+			label := strings.TrimPrefix(c, "c")
+			if c == "c1-256KiB" {
+				label = "1, with 256 KiB of conversation"
+			}
+			p("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %s |\n", label,
+				float64(j["direct"].P50), float64(j["bare"].P50), float64(j["subpool"].P50),
+				float64(j["direct"].P99), float64(j["bare"].P99), float64(j["subpool"].P99),
+				float64(a.B50), float64(a.P50), f2(float64(a.Ratio50)), float64(a.B99), float64(a.P99), f2(float64(a.Ratio99)))
+		}
+		if c := o.CPU; c != nil {
+			p("\nCPU per request at concurrency 32 (from /proc/PID/stat): bare proxy %.0f µs, subpool %.0f µs; the upstream %.0f µs.\n",
+				float64(c["bare"]), float64(c["subpool"]), float64(o.UpstreamCPU))
+		}
+		p("\n### Throughput (closed loop, req/s; p99 in ms)\n\n| arm | max req/s with p99 ≤ 10 ms | at concurrency |")
+		steps := o.Throughput["direct"].Steps
+		for _, s := range steps {
+			p(" c=%d |", s.Conc)
+		}
+		p("\n|---|--:|--:|%s\n", strings.Repeat("--:|", len(steps)))
+		for _, name := range []string{"direct", "bare", "subpool"} {
+			t := o.Throughput[name]
+			p("| %s | %.0f | %d |", name, float64(t.MaxRPS), t.AtConc)
+			for _, s := range t.Steps {
+				p(" %.0f (%.1f) |", float64(s.RPS), float64(s.P99us)/1000)
+			}
+			p("\n")
+		}
+		p("\n### SSE: %d × 16 B deltas every %s (µs, except gaps in ms)\n\n", sseChunks, sseInterval)
+		p("TTFB is the first byte of the body; TTFT the first content delta. Frame delay is the time from the\nupstream writing a delta (its `sim_emit_unix_nano` stamp) to the client reading it.\n\n")
+		p("| streams | arm | TTFB p50 | TTFT p50 | TTFT p99 | gap p50 | gap p99 | frame delay p50 | frame delay p99 | frames | stalls > 40 ms |\n")
+		p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, k := range sortedSSE(o) {
+			for _, name := range []string{"direct", "bare", "subpool"} {
+				s := o.SSE[k][name]
+				p("| %s | %s | %.0f | %.0f | %.0f | %.3f | %.3f | %.0f | %.0f | %d/%d | %d |\n", strings.TrimPrefix(k, "n"), name,
+					float64(s.TTFB50), float64(s.TTFT50), float64(s.TTFT99), float64(s.Gap50)/1000, float64(s.Gap99)/1000,
+					float64(s.Delay50), float64(s.Delay99), s.Frames, s.Expected, s.Stalls)
+			}
+		}
+		p("\n### Memory\n\n| | bare | subpool |\n|---|--:|--:|\n")
+		mb, ms := o.Memory["bare"], o.Memory["subpool"]
+		p("| RSS of the fresh child process | %s | %s |\n", mib(mb.IdleRSS), mib(ms.IdleRSS))
+		p("| RSS after GC, before the streams | %s | %s |\n", mib(mb.Base), mib(ms.Base))
+		p("| peak RSS with %d slow streams open | %s | %s |\n", ms.Streams, mib(mb.Peak), mib(ms.Peak))
+		p("| per stream (median of rounds) | %s | %s |\n", kib(mb.PerStream), kib(ms.PerStream))
+		if s := r.ServeRSS; s != nil {
+			p("\nThe real `subpool serve` (the binary `make build` makes, file keychain, no credentials) idles at %s:\n%s anonymous (heap, stacks), %s file-backed (the binary's and the shared libraries' pages).\n",
+				mib(s.Total), mib(s.Anon), mib(s.File))
+		}
+		p("\n")
+	}
+
+	if len(r.Goodput) > 0 {
+		p("## Goodput\n\n")
+		p("Virtual clock, no HTTP: `bench/goodput` plays each scenario's arrivals against each strategy with its own\n")
+		p("fresh simulated upstream. Goodput = share of client requests served; amplification = upstream calls ÷ client\n")
+		p("requests; wasted = calls into a cooldown the upstream had announced; balance = max/min successes per live key;\n")
+		p("times are from arrival to the last byte of served requests (virtual seconds).\n\n")
+		for _, st := range goodput.Strategies() {
+			p("- **%s**: %s\n", st.Name, st.Title)
+		}
+		p("\nRows in italics are *what if*: subpool with a change the findings propose, played on the same real pool and\n")
+		p("classifier to measure it before it is written; no target is judged on them.\n\n")
+		for _, pr := range goodput.Proposals() {
+			p("- *%s*: %s\n", pr.Name, pr.Title)
+		}
+		p("\n")
+		by := map[string][]goodput.Result{}
+		for _, g := range r.Goodput {
+			by[g.Scenario] = append(by[g.Scenario], g)
+		}
+		for _, sc := range goodput.Scenarios(1) {
+			rs := by[sc.Name]
+			if len(rs) == 0 {
+				continue
+			}
+			p("### %s\n\n%s. %d requests.\n\n", sc.Name, sc.Title, rs[0].Requests)
+			outage := len(sc.Outages) > 0
+			p("| strategy | goodput | vs oracle | calls | amplification | wasted | 429 | 529 | 401 | balance | p50 s | p99 s |")
+			if outage {
+				p(" outage: amplification | served | p99 s | recovery s |")
+			}
+			p("\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+			if outage {
+				p("--:|--:|--:|--:|")
+			}
+			p("\n")
+			for _, g := range rs {
+				name := g.Strategy
+				if g.WhatIf {
+					name = "*" + name + "*"
+				}
+				p("| %s | %s | %s | %d | %s | %d | %d | %d | %d | %s | %s | %s |", name, f3(g.Goodput), f3(g.VsOracle),
+					g.Calls, f2(g.Amplification), g.Wasted, g.Refused429, g.Refused529, g.Refused401, f2(g.Balance), f1(g.P50), f1(g.P99))
+				if outage {
+					p(" %s | %s | %s | %s |", f2(g.OutageAmplification), f3(g.OutageServed), f1(g.OutageP99), f1(g.Recovery))
+				}
+				p("\n")
+			}
+			p("\n")
+		}
+	}
+
+	if missed := missedWithFindings(r); len(missed) > 0 {
+		p("## Findings\n\n")
+		p("Each missed target: the code responsible and the proposed fix (for the lead to apply; the bench does not\n")
+		p("change the proxy). The bench prints the findings that match this run's misses.\n\n")
+		for _, f := range missed {
+			p("### %s\n\nMisses: %s.\n\n%s\n\n", f.title, strings.Join(f.targets, "; "), strings.TrimSpace(f.text(r)))
+		}
+	}
+	if len(observations) > 0 {
+		p("## Observations\n\nNot targets, but worth knowing when reading the numbers.\n\n")
+		for _, f := range observations {
+			if t := strings.TrimSpace(f.text(r)); t != "" {
+				p("### %s\n\n%s\n\n", f.title, t)
+			}
+		}
+	}
+	for _, n := range r.Notes {
+		p("Note: %s\n\n", n)
+	}
+	p("%s", strings.TrimLeft(method, "\n"))
+	return b.String()
+}
+
+func microTitle(name string) string {
+	switch {
+	case name == "Classify429":
+		return "classify one verdict (Anthropic 429 with retry-after and limit headers)"
+	case name == "Pick8":
+		return "pick a credential among 8 (Pick + Release)"
+	case name == "Rewrite":
+		return "rewrite: outbound header build, API key (Claude Code's 19 headers)"
+	case name == "RewriteOAuth":
+		return "rewrite: outbound header build, OAuth (bearer + beta merge)"
+	case strings.HasPrefix(name, "Inspect/"):
+		return "body inspection (model, stream, session), " + strings.TrimPrefix(name, "Inspect/")
+	case name == "ReadBody":
+		return "read a 260 KiB body once (bounded), to resend it"
+	case strings.HasPrefix(name, "RoundTrip/"):
+		return "whole request in memory, " + strings.TrimPrefix(name, "RoundTrip/")
+	}
+	return name
+}
+
+const method = `
+## Method
+
+- **Micro**: the ` + "`BenchmarkMicro*`" + ` functions in ` + "`proxy/micro_bench_test.go`" + ` and
+  ` + "`proxy/classify/micro_bench_test.go`" + `, run by ` + "`go test -bench`" + ` from the harness and parsed, so they are
+  the same code a developer runs by hand (and feeds to benchstat).
+- **Overhead**: three arms in the same run: direct to ` + "`proxy/sim`" + `, through a bare ` + "`httputil.ReverseProxy`" + `
+  (Rewrite + SetURL, FlushInterval −1, a BufferPool, subpool's transport tuning) — the floor — and through subpool's
+  proxy (client key check, a pool of 4 API keys, the real classifier, events into the hub with one subscriber).
+  The upstream and each proxy run in child processes of the bench binary (re-executed with -child), so each RSS is
+  per arm; the load generator is the parent. Every round runs the arms in random order; each reported value is
+  the median over rounds of that round's percentile (rounds whose direct p99 at concurrency 1 is over twice the
+  best round's are voided). JSON: 400 sequential requests, then 1 s closed loop at 32. Throughput: closed loops
+  at rising concurrency; the best rate whose p99 stays ≤ 10 ms. SSE: waves of 1, 64 and 256 streams whose starts
+  are spread over one interval; per-frame delay from the sim's emit stamp; frames counted. Memory: VmRSS from
+  /proc; after a GC in the child, 500 slow streams (40 deltas at 100 ms) are opened and the peak RSS is sampled
+  every 100 ms; per stream = (peak − base) ÷ streams. Idle RSS of the real binary: ` + "`subpool serve`" + ` built by
+  ` + "`go build`" + `, on a temporary home with the file keychain, one second after it listens.
+- **Goodput**: ` + "`bench/goodput`" + `, a discrete-event simulation on a virtual clock. subpool's strategy is the real
+  ` + "`proxy/pool`" + ` and ` + "`proxy/classify`" + ` driven by a step-for-step mirror of ` + "`proxy/attempt.go`" + `'s loop; a
+  conformance test replays scripted traffic through the real proxy (on a fake clock, in memory) and through the
+  mirror and requires the same upstream calls. The upstream's answers have the real services' shapes (checked
+  against ` + "`proxy/sim`" + `'s by a test). Quotas are fixed windows per key, staggered across keys.
+- No test asserts on wall-clock time; ` + "`make test`" + ` runs only the simulator's small invariant and conformance tests.
+`
+
+// finding explains a miss; it is printed when any of its targets missed.
+type finding struct {
+	title   string
+	ids     []string // target id prefixes
+	text    func(r *Results) string
+	targets []string // filled: the missed targets it explains
+}
+
+func missedWithFindings(r *Results) []finding {
+	var out []finding
+	for _, f := range findings {
+		f.targets = nil
+		for _, t := range r.Targets {
+			if t.Met {
+				continue
+			}
+			for _, id := range f.ids {
+				if strings.HasPrefix(t.ID, id) {
+					f.targets = append(f.targets, t.What+" ("+t.Measured+")")
+					break
+				}
+			}
+		}
+		if len(f.targets) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// findings and observations are in findings.go.
+var findings, observations []finding
