@@ -519,31 +519,35 @@ func (rn *run) send(cred pool.Credential, auth Auth) (*http.Response, error) {
 	return rn.p.o.Transport.RoundTrip(out)
 }
 
-// Headers never forwarded upstream: hop-by-hop ones, and anything that
-// identifies the client to subpool rather than to the upstream.
-var dropOutbound = []string{
-	"Authorization", "X-Api-Key", "Cookie", "Host", "Content-Length",
-	"Accept-Encoding", // the transport negotiates gzip and decodes it, so errors stay readable
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip",
+// dropOutbound are headers never forwarded upstream: hop-by-hop ones, and
+// anything that identifies the client to subpool rather than to the
+// upstream. Keys are canonical, as net/http delivers them.
+var dropOutbound = map[string]bool{
+	"Authorization": true, "X-Api-Key": true, "Cookie": true, "Host": true, "Content-Length": true,
+	"Accept-Encoding": true, // the transport negotiates gzip and decodes it, so errors stay readable
+	"Connection":      true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authorization": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Forwarded": true, "X-Forwarded-For": true, "X-Forwarded-Host": true, "X-Forwarded-Proto": true, "X-Real-Ip": true,
 }
 
+// outboundHeader builds the upstream request's headers in one pass over
+// the client's (every request pays for it). Value slices are shared with
+// the inbound request, which nothing modifies.
 func outboundHeader(in, auth http.Header) http.Header {
-	h := in.Clone()
-	for _, k := range dropOutbound {
-		h.Del(k)
-	}
-	for k := range h {
-		if strings.HasPrefix(strings.ToLower(k), "x-subpool-") {
-			delete(h, k)
-		}
-	}
-	for k, vs := range auth {
-		if strings.EqualFold(k, "anthropic-beta") {
-			h.Set("anthropic-beta", mergeBetas(in.Values("anthropic-beta"), vs))
+	h := make(http.Header, len(in)+len(auth))
+	for k, vs := range in {
+		if dropOutbound[k] || strings.HasPrefix(k, "X-Subpool-") {
 			continue
 		}
-		h[http.CanonicalHeaderKey(k)] = vs
+		h[k] = vs
+	}
+	for k, vs := range auth {
+		ck := http.CanonicalHeaderKey(k)
+		if ck == "Anthropic-Beta" {
+			h[ck] = []string{mergeBetas(in.Values("Anthropic-Beta"), vs)}
+			continue
+		}
+		h[ck] = vs
 	}
 	return h
 }

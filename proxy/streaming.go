@@ -35,14 +35,16 @@ var preamble = map[string]bool{
 // peekStream reads a 200 stream's events until the first one with content
 // (or an error). It returns what it held back and where to read the rest.
 func (rn *run) peekStream(resp *http.Response) (held []byte, src io.Reader, v classify.Verdict) {
-	br := bufio.NewReaderSize(resp.Body, 16<<10)
+	// Small on purpose: the reader only lives for the preamble, and a
+	// longer line is still read whole (readEvent handles ErrBufferFull).
+	br := bufio.NewReaderSize(resp.Body, 4<<10)
 	var buf bytes.Buffer
 	for buf.Len() < maxHeld {
 		name, data, err := readEvent(br, &buf)
 		if err != nil {
 			if errors.Is(err, io.EOF) && buf.Len() > 0 {
 				// A short stream that ended cleanly: deliver as is.
-				return buf.Bytes(), br, classify.Verdict{Class: classify.OK}
+				return buf.Bytes(), resp.Body, classify.Verdict{Class: classify.OK}
 			}
 			if rn.ctx.Err() != nil {
 				return nil, nil, classify.Verdict{Class: classify.Aborted}
@@ -62,7 +64,14 @@ func (rn *run) peekStream(resp *http.Response) (held []byte, src io.Reader, v cl
 			break
 		}
 	}
-	return buf.Bytes(), br, classify.Verdict{Class: classify.OK}
+	// Hand over what the reader already holds and let it go: the rest of
+	// the stream is read straight from the body, so a long stream does
+	// not keep the peek's buffer alive.
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		buf.Write(b)
+	}
+	return buf.Bytes(), resp.Body, classify.Verdict{Class: classify.OK}
 }
 
 // readEvent reads one SSE event (up to the blank line), appending its raw

@@ -261,6 +261,16 @@ func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration,
 	}
 	e := &cooldown{scope: k.scope(), model: k.model, until: h.until, step: h.step, reason: reason}
 	p.install(k, e, now)
+	// Whatever the cooldown covers comes back as one probe: when it ends,
+	// a single request finds out whether the limit really lifted before
+	// every waiting request piles onto the credential.
+	if k.prov != nil {
+		for _, pc := range k.prov.creds {
+			pc.probe = true
+		}
+	} else {
+		c.probe = true
+	}
 	ev := k.base(api.EventCooldownStarted, now)
 	until := h.until
 	ev.Until = &until

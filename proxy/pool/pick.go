@@ -183,6 +183,9 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 }
 
 func (p *Pool) full(c *cred) bool {
+	if c.probe && c.inFlight > 0 {
+		return true
+	}
 	n := p.limit(c)
 	return n > 0 && c.inFlight >= n
 }

@@ -138,6 +138,9 @@ type cred struct {
 	counters api.Counters
 	inFlight int
 	lastUsed time.Time
+	// probe is set by a cooldown and cleared by the next success: until
+	// then the credential takes one request at a time.
+	probe bool
 	// seq is the Pool.seq of the last lease. Least-recently-used is judged
 	// on it rather than lastUsed because clocks tie: a fake clock that does
 	// not move, or a coarse real one under load.
@@ -398,8 +401,11 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 	if rateLimited {
 		c.counters.RateLimits++
 	}
-	if success && c.clearLocked(p.clk.Now()) {
-		c.reason = ""
+	if success {
+		c.probe = false
+		if c.clearLocked(p.clk.Now()) {
+			c.reason = ""
+		}
 	}
 }
 

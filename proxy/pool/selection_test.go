@@ -352,3 +352,31 @@ func TestConcurrentPickRelease(t *testing.T) {
 		}
 	}
 }
+
+// After a cooldown ends the credential takes one request until one
+// succeeds: waiters do not stampede a key whose limit may not have lifted.
+func TestCooledCredentialComesBackAsOneProbe(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := New(clk, Config{}, nil)
+	p.Add(Credential{ID: "a", Provider: "anthropic"})
+	p.CoolDown("a", "", ScopeCredential, time.Minute, "429")
+	clk.Advance(time.Minute)
+	probe, err := p.Pick(PickRequest{Provider: "anthropic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pick(PickRequest{Provider: "anthropic"}); err == nil {
+		t.Fatal("a second request joined the probe")
+	} else if u := err.(*Unavailable); u.Busy != 1 {
+		t.Fatalf("unavailable %+v", u)
+	}
+	p.Record("a", true, false)
+	probe.Release()
+	l1, err1 := p.Pick(PickRequest{Provider: "anthropic"})
+	l2, err2 := p.Pick(PickRequest{Provider: "anthropic"})
+	if err1 != nil || err2 != nil {
+		t.Fatalf("after a success the credential is open again: %v %v", err1, err2)
+	}
+	l1.Release()
+	l2.Release()
+}
