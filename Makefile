@@ -48,5 +48,5 @@ screenshot: build
 # apart from go.mod, which would otherwise move Fyne to another version).
 package: deps
 	@command -v fyne >/dev/null 2>&1 || $(GO) install fyne.io/tools/cmd/fyne@v1.7.4
-	PATH="$$PATH:$$($(GO) env GOPATH)/bin" fyne package -os $$($(GO) env GOOS) --release --app-version 0.1.0 --name subpool
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" fyne package -os $$($(GO) env GOOS) --release --app-version 0.1.0 --app-build 1 --name subpool
 	@if [ "$$($(GO) env GOOS)" = linux ]; then scripts/check-package.sh subpool.tar.xz; fi

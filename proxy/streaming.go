@@ -104,7 +104,10 @@ func readEvent(br *bufio.Reader, raw *bytes.Buffer) (name string, data []byte, e
 	}
 }
 
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// copyBufs hold a stream's copy buffer. 16 KiB, not the usual 32: a read
+// returns what the upstream flushed, and SSE events are far smaller, so
+// a larger buffer is only memory held by every open stream.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // deliver streams a successful answer to the client: headers, whatever was
 // held back, then the rest as it arrives, flushed per read so SSE events
@@ -115,6 +118,7 @@ func (rn *run) deliver(lease *pool.Lease, resp *http.Response, held []byte, src 
 	p := rn.p
 	cred := lease.Credential
 	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
+	p.o.Pool.Confirm(cred.ID)
 
 	h := rn.w.Header()
 	copyHeader(h, resp.Header)

@@ -409,6 +409,17 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 	}
 }
 
+// Confirm says an upstream accepted a request on id (its answer's headers
+// said 2xx): a credential probing after a cooldown is open again at once,
+// not only when a long stream ends. Counters wait for Record.
+func (p *Pool) Confirm(id string) {
+	p.mu.Lock()
+	if c := p.byID[id]; c != nil {
+		c.probe = false
+	}
+	p.mu.Unlock()
+}
+
 // clearLocked reports whether nothing holds c back at any scope.
 func (c *cred) clearLocked(now time.Time) bool {
 	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) {

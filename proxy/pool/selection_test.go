@@ -370,13 +370,13 @@ func TestCooledCredentialComesBackAsOneProbe(t *testing.T) {
 	} else if u := err.(*Unavailable); u.Busy != 1 {
 		t.Fatalf("unavailable %+v", u)
 	}
-	p.Record("a", true, false)
-	probe.Release()
+	p.Confirm("a") // the probe's answer began with 200
 	l1, err1 := p.Pick(PickRequest{Provider: "anthropic"})
 	l2, err2 := p.Pick(PickRequest{Provider: "anthropic"})
 	if err1 != nil || err2 != nil {
 		t.Fatalf("after a success the credential is open again: %v %v", err1, err2)
 	}
+	probe.Release()
 	l1.Release()
 	l2.Release()
 }
