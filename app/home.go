@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/subpool/subpool/proxy/atomicfile"
 )
 
 // Files in the home. Only admin-token is a secret, and it only guards the
@@ -83,41 +85,10 @@ func randomToken(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// writeFileAtomic writes via a temp file in the same folder, fsyncs it and
-// renames it over path, then fsyncs the folder: a crash leaves either the
-// old file or the new one, never half of either.
+// writeFileAtomic is atomicfile.Write with the error a person reads.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, perm); err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

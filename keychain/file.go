@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/subpool/subpool/proxy/atomicfile"
 )
 
 // fileFormat is the on-disk shape of the file backend. The version lets a later subpool
@@ -190,44 +192,16 @@ func (f *fileStore) load() (map[string]string, error) {
 	return ff.Secrets, nil
 }
 
-// writeFileAtomic replaces path with what write produces, so a reader or a crash sees either
-// the old or the new content, never a mix: the data goes to a temporary file in the same
-// directory (rename is only atomic within one file system), is synced, renamed over path,
-// and the directory is synced so the rename itself survives a power loss. The temporary file
-// is created 0600 and removed on any failure.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// writeFileAtomic replaces path (0600) with what write produces, through
+// atomicfile: a reader or a crash sees the old content or the new, never a
+// mix, and a writer that fails leaves the old file alone.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return fmt.Errorf("keychain: writing %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("keychain: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// CreateTemp already uses 0600; this states the requirement where it matters.
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("keychain: %w", err)
-	}
-	if err := write(tmp); err != nil {
-		return fmt.Errorf("keychain: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("keychain: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("keychain: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("keychain: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("keychain: syncing directory of %s: %w", path, err)
 	}
 	return nil
 }

@@ -36,13 +36,3 @@ func checkPrivate(path string, info fs.FileInfo) error {
 	}
 	return nil
 }
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}

@@ -27,7 +27,3 @@ func unlockFile(f *os.File) error {
 // checkPrivate has no mode bits to check on Windows: Go reports 0666 or 0444 whatever the
 // ACL says, and the file inherits the ACL of the user's profile directory.
 func checkPrivate(string, fs.FileInfo) error { return nil }
-
-// syncDir is a no-op: Windows cannot open a directory for FlushFileBuffers, and NTFS logs
-// the rename in its journal.
-func syncDir(string) error { return nil }

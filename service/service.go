@@ -25,6 +25,8 @@ import (
 	"time"
 
 	kservice "github.com/kardianos/service"
+
+	"github.com/subpool/subpool/proxy/atomicfile"
 )
 
 // Config says what the login entries run and where their files go.
@@ -771,23 +773,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, data, perm)
 }
 
 func flagValue(args []string, name string) string {

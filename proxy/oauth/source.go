@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/subpool/subpool/proxy/atomicfile"
 )
 
 // Source kinds: the CLIs whose logins subpool imports.
@@ -368,37 +370,8 @@ func replaceFile(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("cannot update %s: %v", path, err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".subpool-*")
-	if err != nil {
+	if err := atomicfile.Write(path, data, fi.Mode().Perm()); err != nil {
 		return fmt.Errorf("cannot update %s: %v", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("cannot update %s: %v", path, err)
-	}
-	if err := f.Chmod(fi.Mode().Perm()); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot update %s: %v", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot update %s: %v", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
