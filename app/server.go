@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -224,7 +224,9 @@ func startServer(o serverOptions) (*server, error) {
 			mux.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0), // client hang-ups are not news
+		// Recovered handler panics and accept errors land here; they must
+		// reach the log, not vanish.
+		ErrorLog: log.New(logWriter(logf), "", 0),
 	}
 	go s.saveLoop()
 	go func() { s.serveErr <- s.http.Serve(ln) }()
@@ -280,6 +282,14 @@ func (s *server) Shutdown(ctx context.Context) error {
 
 // Done reports the listener's end (nil after Shutdown).
 func (s *server) Done() <-chan error { return s.serveErr }
+
+// logWriter adapts a printf-style logger for log.New.
+type logWriter func(string, ...any)
+
+func (f logWriter) Write(p []byte) (int, error) {
+	f("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
 
 // isSubpool asks whoever holds addr whether it is a subpool.
 func isSubpool(addr string) bool {
