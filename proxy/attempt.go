@@ -141,6 +141,16 @@ func (rn *run) loop() {
 			resp.Body.Close()
 			v = classify.Classify(rn.profile, classify.Response{Status: resp.StatusCode, Header: resp.Header, Body: errBody}, now)
 		}
+		// Before act and deliver, with the lease still held: a 2xx lets
+		// the waiting requests in (Confirm), and they must meet the new
+		// budget. A rate-limit refusal's budget is left to its cooldown,
+		// which the classifier already times by the spent count's reset;
+		// a second, budget-shaped cooldown would only repeat it.
+		if resp != nil && v.Class != classify.RateLimit {
+			if n, reset, ok := classify.ParseBudget(resp.Header, now); ok {
+				p.o.Pool.SetBudget(cred.ID, n, reset)
+			}
+		}
 
 		if v.Class == classify.OK && isEventStream(resp.Header) {
 			// Errors can arrive inside a 200 stream before any content;

@@ -70,7 +70,9 @@ func TestLadderThroughTheProxy(t *testing.T) {
 }
 
 // A credential whose reset the upstream announced gets no call before that
-// reset: across a busy run, zero wasted calls.
+// reset: across a busy run, zero wasted calls. The announcement is a 429
+// naming its reset or, since the pool keeps request budgets, an answer
+// whose remaining count reached 0; either starts a cooldown.
 func TestNoCallsInsideAnnouncedCooldown(t *testing.T) {
 	e := newEnv(t, false)
 	e.key("anthropic", "key-a", "key-b", "key-c")
@@ -83,25 +85,26 @@ func TestNoCallsInsideAnnouncedCooldown(t *testing.T) {
 		}
 		e.fake.Advance(5 * time.Second)
 	}
-	// Replay the upstream's log: after a 429 that announced a reset, the
-	// same credential must not be called before it.
-	blocked := map[string]time.Time{}
-	refusals := 0
+	// Replay the upstream's log: once a cooldown began on a credential, it
+	// must not be called before the cooldown's end. The requests are 5 s
+	// apart and each one's events carry its own instant, so a cooldown
+	// applies from the next request on.
+	cds := e.rec.of(api.EventCooldownStarted)
+	bit := map[string]bool{}
 	for _, r := range e.up.Requests() {
-		if until, ok := blocked[r.Credential]; ok && r.Time.Before(until) {
-			t.Fatalf("wasted call to %s at %v, inside a cooldown until %v", r.Credential, r.Time, until)
-		}
-		if r.Status == 429 {
-			refusals++
-			for _, cd := range e.rec.of(api.EventCooldownStarted) {
-				if cd.CredentialID == r.Credential && !cd.Time.Before(r.Time) && cd.Until != nil {
-					blocked[r.Credential] = *cd.Until
-					break
-				}
+		for _, cd := range cds {
+			if cd.CredentialID == r.Credential && cd.Until != nil && cd.Time.Before(r.Time) && r.Time.Before(*cd.Until) {
+				t.Fatalf("wasted call to %s at %v, inside a cooldown until %v (%s)", r.Credential, r.Time, *cd.Until, cd.Reason)
 			}
 		}
+		if r.Status == 429 {
+			t.Errorf("429 on %s at %v: its budget said it was spent", r.Credential, r.Time)
+		}
 	}
-	if refusals == 0 {
-		t.Fatal("the quotas never bit: the test proves nothing")
+	for _, cd := range cds {
+		bit[cd.CredentialID] = true
+	}
+	if !bit["key-a"] || !bit["key-b"] {
+		t.Fatalf("the quotas never bit (cooldowns on %v): the test proves nothing", bit)
 	}
 }

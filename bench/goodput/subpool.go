@@ -141,7 +141,8 @@ func (rn *spRun) loop() {
 	})
 }
 
-// answered is run.loop from the response on: utilization, verdict, act.
+// answered is run.loop from the response on: utilization, verdict,
+// budget, act.
 func (rn *spRun) answered(l *pool.Lease, a answer) {
 	s := rn.s
 	now := s.e.w.Now()
@@ -151,6 +152,11 @@ func (rn *spRun) answered(l *pool.Lease, a answer) {
 	v := classify.Verdict{Class: classify.OK}
 	if !a.ok {
 		v = classify.Classify(s.e.prof, a.resp, now)
+	}
+	if v.Class != classify.RateLimit {
+		if n, reset, ok := classify.ParseBudget(a.resp.Header, now); ok {
+			s.pool.SetBudget(l.Credential.ID, n, reset)
+		}
 	}
 	if tw := s.cfg.Tweak; tw != nil && tw.answered != nil {
 		tw.answered(s, l, a, &v)
@@ -173,7 +179,9 @@ func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
 	}
 	switch v.Class {
 	case classify.OK:
-		// deliver: the lease is held to the last byte, then Record.
+		// deliver: Confirm at the headers, the lease held to the last
+		// byte, then Record.
+		pl.Confirm(id)
 		s.e.serve(rn.r, func() {
 			pl.Record(id, true, false)
 			rn.release(l)

@@ -51,6 +51,7 @@ func FuzzVerdict(f *testing.F) {
 	}
 	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
 	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
+	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
 	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
 
 	f.Fuzz(func(t *testing.T, pi uint8, status int, headers string, body []byte, event string, nowUnix int64) {
@@ -88,6 +89,10 @@ func FuzzVerdict(f *testing.F) {
 			if w := u.SevenDay; w != nil {
 				checkWindow(t, w.Used, w.ResetsAt, now)
 			}
+		}
+
+		if n, reset, ok := ParseBudget(h, now); ok && (n < 0 || !reset.After(now) || reset.After(now.Add(MaxRetryAfter))) {
+			t.Fatalf("budget %d until %v for now %v", n, reset, now)
 		}
 	})
 }

@@ -43,6 +43,7 @@ func (l *Lease) Release() {
 	if !l.released {
 		l.released = true
 		l.c.inFlight--
+		l.c.unanswered = min(l.c.unanswered, l.c.inFlight)
 	}
 	p.mu.Unlock()
 }
@@ -51,8 +52,9 @@ func (l *Lease) Release() {
 // *Unavailable when none can take it now.
 //
 // Usable means: not excluded, not paused, not parked (as a whole or for
-// req.Model), not cooling (itself, for req.Model, or its provider), and
-// under its in-flight limit. Among those, in order:
+// req.Model), not cooling (itself, for req.Model, or its provider; a
+// spent request budget counts as cooling, see SetBudget), and under its
+// in-flight limit (one while probing). Among those, in order:
 //
 //  1. the credential req.Affinity was last bound to, while it is usable;
 //  2. the most headroom (api.Utilization.Headroom, ignoring windows that
@@ -109,8 +111,9 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 			p.aff.bind(req.Provider, req.Affinity, best, now)
 		}
 	}
-	l := p.leaseLocked(best, now)
-	p.mu.Unlock()
+	var fx effects
+	l := p.leaseLocked(best, now, &fx)
+	p.unlock(&fx)
 	return l, nil
 }
 
@@ -131,8 +134,9 @@ func (p *Pool) Acquire(id, model string) (*Lease, error) {
 		p.mu.Unlock()
 		return nil, u
 	}
-	l := p.leaseLocked(c, now)
-	p.mu.Unlock()
+	var fx effects
+	l := p.leaseLocked(c, now, &fx)
+	p.unlock(&fx)
 	return l, nil
 }
 
@@ -141,11 +145,22 @@ type candidate struct {
 	h float64 // headroom
 }
 
-func (p *Pool) leaseLocked(c *cred, now time.Time) *Lease {
+// leaseLocked takes a slot on c; the lease that spends a known budget
+// starts its cooldown. Requires p.mu.
+func (p *Pool) leaseLocked(c *cred, now time.Time, fx *effects) *Lease {
 	p.seq++
 	c.seq = p.seq
 	c.lastUsed = now
 	c.inFlight++
+	c.unanswered++
+	// Past the reset the report describes a window that is over: counting
+	// on would make a refilled window look spent.
+	if now.Before(c.bud.reset) {
+		c.bud.left--
+		if c.bud.left <= 0 {
+			p.syncSpent(c, now, fx)
+		}
+	}
 	return &Lease{Credential: c.Credential, p: p, c: c}
 }
 
@@ -170,11 +185,11 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 		return blockPaused
 	case len(c.parks) > 0 && c.parkFor(model) != nil:
 		return blockParked
-	case active(c.prov.cool, now) || active(c.cool, now):
+	case active(c.prov.cool, now) || active(c.cool, now) || active(c.spent, now):
 		return blockCooling
 	case model != "" && len(c.models) > 0 && active(c.models[model], now):
 		return blockCooling
-	case p.full(c):
+	case p.full(c, now):
 		return blockBusy
 	case exclude[c.ID]:
 		return blockExcluded
@@ -182,12 +197,20 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 	return blockNone
 }
 
-func (p *Pool) full(c *cred) bool {
-	if c.probe && c.inFlight > 0 {
+func (p *Pool) full(c *cred, now time.Time) bool {
+	if p.probing(c, now) {
 		return true
 	}
 	n := p.limit(c)
 	return n > 0 && c.inFlight >= n
+}
+
+// probing reports that c's one request after a cooldown or a budget's
+// reset is out. The budget's probe waits for an answer, not for the
+// slot: a stream still running from before the reset says nothing about
+// the new window, and holding the probe behind it would only delay it.
+func (p *Pool) probing(c *cred, now time.Time) bool {
+	return (c.probe && c.inFlight > 0) || (c.unanswered > 0 && c.refilling(now))
 }
 
 func (p *Pool) limit(c *cred) int {
@@ -201,7 +224,7 @@ func (p *Pool) limit(c *cred) int {
 // nil when none holds. Requires p.mu.
 func longest(c *cred, model string, now time.Time) *cooldown {
 	var w *cooldown
-	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model]} {
+	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.spent, c.models[model]} {
 		if active(e, now) && (w == nil || e.until.After(w.until)) {
 			w = e
 		}
@@ -310,7 +333,11 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			}
 		case blockBusy:
 			u.Busy++
-			why = fmt.Sprintf("busy (%d in flight, limit %d)", c.inFlight, p.limit(c))
+			if p.probing(c, now) {
+				why = "busy (one probe in flight to see whether its limit lifted)"
+			} else {
+				why = fmt.Sprintf("busy (%d in flight, limit %d)", c.inFlight, p.limit(c))
+			}
 		case blockExcluded:
 			u.Excluded++
 			why = "already tried by this request"

@@ -145,6 +145,18 @@ type cred struct {
 	// on it rather than lastUsed because clocks tie: a fake clock that does
 	// not move, or a coarse real one under load.
 	seq uint64
+
+	bud budget
+	// spent is how a spent budget shows: a credential-scope cooldown in
+	// Status and events, and to selection. It is not c.cool, so that it
+	// neither climbs nor is mistaken for the ladder's, and is not kept in
+	// State: the first answer after a restart reports the budget anew.
+	spent *cooldown
+	// unanswered counts leases whose answer has not reported a budget:
+	// attempts a report that arrives meanwhile may not include. Release
+	// caps it at inFlight, so an answer that reports nothing (a network
+	// error, a bare 5xx) is not counted forever.
+	unanswered int
 }
 
 // provider is one upstream and the state all its credentials share.
@@ -310,6 +322,10 @@ func (p *Pool) Remove(id string) error {
 		e.timer.Stop()
 	}
 	c.models = nil
+	if c.spent != nil {
+		c.spent.timer.Stop()
+		c.spent = nil
+	}
 	c.removed = true
 	delete(p.byID, id)
 	p.creds = slices.DeleteFunc(p.creds, func(x *cred) bool { return x == c })
@@ -412,17 +428,26 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 // Confirm says an upstream accepted a request on id (its answer's headers
 // said 2xx): a credential probing after a cooldown is open again at once,
 // not only when a long stream ends. Counters wait for Record.
+//
+// It also ends the probe after a spent budget's reset when that answer
+// reported no budget (SetBudget comes first when it did): an upstream
+// that stopped reporting must not leave the credential one request at a
+// time. Record does not, because a stream begun before the reset may
+// end after it and say nothing about the new window.
 func (p *Pool) Confirm(id string) {
 	p.mu.Lock()
 	if c := p.byID[id]; c != nil {
 		c.probe = false
+		if c.refilling(p.clk.Now()) {
+			c.bud = budget{}
+		}
 	}
 	p.mu.Unlock()
 }
 
 // clearLocked reports whether nothing holds c back at any scope.
 func (c *cred) clearLocked(now time.Time) bool {
-	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) {
+	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) || active(c.spent, now) {
 		return false
 	}
 	for _, e := range c.models {
@@ -466,9 +491,10 @@ func (p *Pool) SetExpiry(id string, t time.Time) {
 
 // Reset clears a credential's cooldowns at every scope (its own, its
 // models', and its provider's shared one, since a provider-wide cooldown
-// is the one keeping it out), the ladders behind them and its payment
-// parks, all at once. A re-login park stays: only a new login clears it
-// (Unpark). Pause stays too: that is the user's own choice.
+// is the one keeping it out), the ladders behind them, its request
+// budget and its payment parks, all at once. A re-login park stays: only
+// a new login clears it (Unpark). Pause stays too: that is the user's
+// own choice.
 func (p *Pool) Reset(id string) error {
 	p.mu.Lock()
 	c := p.byID[id]
@@ -494,6 +520,11 @@ func (p *Pool) Reset(id string) error {
 	}
 	for _, m := range sortedKeys(c.models) {
 		end(key{cred: c, model: m}, c.models[m])
+	}
+	if c.bud != (budget{}) {
+		c.bud = budget{}
+		p.syncSpent(c, now, &fx)
+		fx.changed = true
 	}
 	if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {
 		c.ladders = nil
@@ -525,7 +556,7 @@ func (c *cred) state(now time.Time) string {
 		return api.StatePaused
 	case c.parkedAll():
 		return api.StateParked
-	case active(c.cool, now) || active(c.prov.cool, now):
+	case active(c.cool, now) || active(c.prov.cool, now) || active(c.spent, now):
 		return api.StateCooling
 	}
 	return api.StateReady

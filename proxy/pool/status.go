@@ -10,7 +10,9 @@ import (
 // Status reports every credential of a provider ("" for all) in the order
 // added, without secrets. Cooldowns lists what holds each one now: its
 // provider's shared cooldown (also in ProviderCooldown) first, then its
-// own, then per model by name; State is "cooling" for the first two only.
+// own, then a spent request budget's (scope credential, step 0, reason
+// "budget spent …"), then per model by name; State is "cooling" for all
+// but the last.
 // The slice is never nil, so it encodes as [] when empty.
 func (p *Pool) Status(provider string) []api.CredentialStatus {
 	p.mu.Lock()
@@ -33,7 +35,7 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 			Counters: c.counters,
 			InFlight: c.inFlight,
 		}
-		for _, e := range [...]*cooldown{c.prov.cool, c.cool} {
+		for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.spent} {
 			if active(e, now) {
 				s.Cooldowns = append(s.Cooldowns, e.api(steps))
 			}
