@@ -29,48 +29,21 @@ func share429(g goodput.Result) float64 {
 func init() {
 	findings = []finding{
 		{
-			title: "Every waiting request storms the key that comes back (proxy/attempt.go `run.lease`, proxy/pool `Pick`)",
+			title: "429s where the upstream announces no budget (proxy/pool budgets and probes)",
 			ids:   []string{"429-share"},
 			text: func(r *Results) string {
 				var b strings.Builder
-				s, _ := gr(r, "steady-announced", "subpool")
-				o, _ := gr(r, "steady-announced", "oracle")
-				fmt.Fprintf(&b, `At 1.5× the quota most requests end up in the sole-provider wait of `+"`run.lease`"+`
-(`+"`u.HasNext && u.NextReady <= left`"+`), and they all sleep until the same instant: the end of the first key's
-cooldown. `+"`Pick`"+` then hands that one key to every one of them — nothing limits a key's concurrent requests
-(`+"`pool.Config.MaxInFlight`"+` is 0 by default) — so a key with 30 requests left receives every waiting request at
-once, and the rest come back 429. They do not climb the ladder (the key is already cooling; `+"`ladder.advance`"+`
-keeps the cooldown) and go back to sleep until the next key returns, where the same happens. None of these calls
-is *wasted* in the strict sense — each is sent the moment its key is usable again, and the announced-reset target
-is met — but in steady-announced %.0f %% of subpool's %d upstream calls are 429s (amplification %.2f× against the
-oracle's %.2f×). The call logs show it directly: at a key's reset, ~120 calls within the same millisecond, 30 of
-them 200.
-
-**Proposed fix: the upstream's remaining count as a budget, and one probe after a cooldown.** The services say on
-every answer how many requests a key has left (`+"`anthropic-ratelimit-requests-remaining`"+`/`+"`-reset`"+`,
-`+"`x-ratelimit-remaining-requests`"+`/`+"`-reset-requests`"+`, per model at OpenAI). `+"`classify`"+` already parses
-these headers (`+"`headerState.read`"+`) but only uses them for a refusal's reset time. Expose them for successes
-too (say `+"`classify.ParseBudget(h, now) (remaining int, reset time.Time, ok bool)`"+` next to
-`+"`ParseUtilization`"+`, called where `+"`run.loop`"+` calls `+"`SetUtilization`"+`); keep per credential (and model,
-for OpenAI) in the pool *remaining minus the attempts sent after the answer that reported it*; and make
-`+"`Pool.check`"+` return `+"`blockBusy`"+` when that reaches 0 before the reset. When a cooldown ends, or a budget's
-reset passes, allow one request in flight until an answer brings the new budget. `+"`run.lease`"+` already waits
-on busy credentials, so the loop itself does not change.`, share429(s), s.Calls, s.Amplification, o.Amplification)
-				if w, ok := gr(r, "steady-announced", "what-if: budget"); ok {
-					fmt.Fprintf(&b, "\n\nPlayed on the real pool (row *what-if: budget*): steady-announced goes from %d to %d 429s and from %.2f× to %.2f× amplification, goodput %.3f → %.3f of the oracle's.",
-						s.Refused429, w.Refused429, s.Amplification, w.Amplification, s.VsOracle, w.VsOracle)
-				}
-				if m, ok := gr(r, "mixed-models", "subpool"); ok {
-					if w, ok := gr(r, "mixed-models", "what-if: budget"); ok {
-						fmt.Fprintf(&b, " mixed-models: %d → %d 429s, %.2f× → %.2f×.", m.Refused429, w.Refused429, m.Amplification, w.Amplification)
-					}
-				}
-				if m, ok := gr(r, "steady-silent", "subpool"); ok {
-					if w, ok := gr(r, "steady-silent", "what-if: budget"); ok {
-						fmt.Fprintf(&b, " Where the upstream sends no counts (steady-silent) only the probe helps: %d → %d 429s.", m.Refused429, w.Refused429)
-					}
-				}
-				b.WriteString(" A smaller point on the way: a request waiting on busy credentials polls every 100 ms, and each failed `Pick` builds the human-readable `Unavailable.Reasons` (`fmt.Sprintf` per credential) that a waiting caller never reads; with a budget many requests would wait that way, so build the reasons lazily in `Error()` and wake waiters on `Release` instead of polling.")
+				a, _ := gr(r, "steady-announced", "subpool")
+				si, _ := gr(r, "steady-silent", "subpool")
+				fmt.Fprintf(&b, `At 1.5× the quota, requests waiting in `+"`run.lease`"+` all wake when a key comes back. Two rules in
+proxy/pool keep them from storming it: a cooled key returns as one probe (one request in flight until an
+answer's headers say 2xx), and a key whose answers report no requests left (`+"`anthropic-ratelimit-requests-remaining`"+`,
+`+"`x-ratelimit-remaining-requests`"+`, read by `+"`classify.ParseBudget`"+`) is skipped until the reported reset,
+counting the attempts sent since. Where the upstream reports its budget (steady-announced) that leaves %.1f %% of
+%d calls as 429s, amplification %.2f×. Where it reports nothing (steady-silent) subpool can only learn the limit
+by hitting it: %.1f %% of %d calls are 429s, amplification %.2f×. Each of those is sent the moment its key is
+usable again, so none is wasted in the target's sense; cutting them further would need a guessed rate, which
+the what-if rows show costs goodput.`, share429(a), a.Calls, a.Amplification, share429(si), si.Calls, si.Amplification)
 				return b.String()
 			},
 		},
