@@ -143,12 +143,14 @@ func (rn *run) loop() {
 		}
 		// Before act and deliver, with the lease still held: a 2xx lets
 		// the waiting requests in (Confirm), and they must meet the new
-		// budget. A rate-limit refusal's budget is left to its cooldown,
-		// which the classifier already times by the spent count's reset;
-		// a second, budget-shaped cooldown would only repeat it.
+		// budget. The budget is the model's the lease was taken for:
+		// upstreams count request limits per model. A rate-limit
+		// refusal's budget is left to its cooldown, which the classifier
+		// already times by the spent count's reset; a second,
+		// budget-shaped cooldown would only repeat it.
 		if resp != nil && v.Class != classify.RateLimit {
 			if n, reset, ok := classify.ParseBudget(resp.Header, now); ok {
-				p.o.Pool.SetBudget(cred.ID, n, reset)
+				p.o.Pool.SetBudget(cred.ID, rn.info.Model, n, reset)
 			}
 		}
 

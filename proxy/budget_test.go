@@ -42,10 +42,13 @@ func TestBudgetMovesOnBeforeA429(t *testing.T) {
 	if got, want := strings.Join(e.credsSeen(), ","), "key-a,key-a,key-a,key-b,key-b"; got != want {
 		t.Fatalf("upstream calls %s, want %s", got, want)
 	}
+	// The budget is the model's: key-a is held for claude-sonnet-4-5, not
+	// as a whole.
 	st := e.state("key-a")
-	if st.State != api.StateCooling || len(st.Cooldowns) != 1 || !st.Cooldowns[0].Until.Equal(epoch.Add(time.Minute)) ||
+	if st.State != api.StateReady || len(st.Cooldowns) != 1 || !st.Cooldowns[0].Until.Equal(epoch.Add(time.Minute)) ||
+		st.Cooldowns[0].Scope != "model" || st.Cooldowns[0].Model != "claude-sonnet-4-5" ||
 		!strings.HasPrefix(st.Cooldowns[0].Reason, "budget spent") {
-		t.Fatalf("key-a %s %+v, want cooling until the window's end", st.State, st.Cooldowns)
+		t.Fatalf("key-a %s %+v, want claude-sonnet-4-5 cooling until the window's end", st.State, st.Cooldowns)
 	}
 	if st.Counters.RateLimits != 0 {
 		t.Fatalf("key-a counted %d rate limits", st.Counters.RateLimits)
@@ -88,5 +91,60 @@ func TestSoleCredentialWaitsForItsBudgetReset(t *testing.T) {
 	}
 	if n := len(e.up.Requests()); n != 3 {
 		t.Fatalf("%d upstream calls, want 3", n)
+	}
+}
+
+// Budgets are per model, as OpenAI's request limits are (and Anthropic's
+// per model class): on one key, a model whose budget is spent waits for
+// its reset, while another model is served at once, and that model's
+// answers, which report its own room, do not reopen the spent one.
+func TestBudgetIsPerModel(t *testing.T) {
+	e := newEnv(t, false)
+	e.key("anthropic", "key-a")
+	const opus = `{"model":"claude-opus-4-1","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`
+	e.up.Script("key-a", sim.Step{Model: "claude-opus-4-1", Header: map[string]string{
+		"anthropic-ratelimit-requests-remaining": "0",
+		"anthropic-ratelimit-requests-reset":     "{{rfc3339+60}}",
+	}})
+	if resp, body := e.post("/v1/messages", opus); resp.StatusCode != 200 {
+		t.Fatalf("opus: %d %s", resp.StatusCode, body)
+	}
+	st := e.state("key-a")
+	if st.State != api.StateReady || len(st.Cooldowns) != 1 || st.Cooldowns[0].Model != "claude-opus-4-1" ||
+		!st.Cooldowns[0].Until.Equal(epoch.Add(time.Minute)) {
+		t.Fatalf("key-a %s %+v, want opus's budget spent until the reset", st.State, st.Cooldowns)
+	}
+
+	// Sonnet goes at once, twice: its answers report sonnet's own room.
+	for i := range 2 {
+		r := e.pump(e.async(context.Background(), "/v1/messages", msgBody))
+		if r.resp.StatusCode != 200 || r.resp.Header.Get("x-subpool-attempts") != "1" ||
+			r.resp.Header.Get("anthropic-ratelimit-requests-remaining") == "0" {
+			t.Fatalf("sonnet %d: %d %v %s", i+1, r.resp.StatusCode, r.resp.Header, r.body)
+		}
+	}
+	if now := e.fake.Now(); !now.Equal(epoch) {
+		t.Fatalf("sonnet served at %v, want at once (%v)", now, epoch)
+	}
+	if ws := e.rec.of(api.EventWaitStarted); len(ws) != 0 {
+		t.Fatalf("waits %+v, want none for sonnet", ws)
+	}
+
+	// Opus still waits for its reset: sonnet's reports are not its budget.
+	r := e.pump(e.async(context.Background(), "/v1/messages", opus))
+	if r.resp.StatusCode != 200 || r.resp.Header.Get("x-subpool-attempts") != "1" {
+		t.Fatalf("opus after the reset: %d %v %s", r.resp.StatusCode, r.resp.Header, r.body)
+	}
+	if now := e.fake.Now(); !now.Equal(epoch.Add(time.Minute)) {
+		t.Fatalf("opus served at %v, want at its reset %v", now, epoch.Add(time.Minute))
+	}
+	ws := e.rec.of(api.EventWaitStarted)
+	if len(ws) != 1 || ws[0].Model != "claude-opus-4-1" || ws[0].WaitMS != 60000 {
+		t.Fatalf("waits %+v, want one of 60s for opus", ws)
+	}
+	for _, rec := range e.up.Requests() {
+		if rec.Status == 429 {
+			t.Fatalf("the upstream answered 429 at %v", rec.Time)
+		}
 	}
 }

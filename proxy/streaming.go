@@ -118,7 +118,7 @@ func (rn *run) deliver(lease *pool.Lease, resp *http.Response, held []byte, src 
 	p := rn.p
 	cred := lease.Credential
 	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
-	p.o.Pool.Confirm(cred.ID)
+	p.o.Pool.Confirm(cred.ID, rn.info.Model)
 
 	h := rn.w.Header()
 	copyHeader(h, resp.Header)

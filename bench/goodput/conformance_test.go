@@ -27,13 +27,27 @@ import (
 // fails until subpool.go follows.
 func TestMirrorMatchesProxy(t *testing.T) {
 	seen := map[int]int{}
-	for _, announce := range []bool{true, false} {
-		t.Run(fmt.Sprintf("announce=%v", announce), func(t *testing.T) {
-			sc := small(announce)
+	for _, c := range []struct {
+		announce, perModel bool
+	}{{true, false}, {false, false}, {true, true}} {
+		name := fmt.Sprintf("announce=%v", c.announce)
+		if c.perModel {
+			name += ",per-model"
+		}
+		t.Run(name, func(t *testing.T) {
+			sc := small(c.announce)
 			// One request at a time: below the quota, so that requests
 			// do not queue behind each other's waits and reach the
 			// outage, the storm and the revoked key when they happen.
 			sc.Models[0].Load = 0.6
+			if c.perModel {
+				// Two models with limits of their own, so that each
+				// answer's budget is its model's: the proxy and the
+				// mirror must key them alike.
+				sc.PerModel = true
+				sc.Models[0].Load = 0.4
+				sc.Models = append(sc.Models, Model{Name: "claude-haiku-4-5", Quota: 2, Load: 0.4})
+			}
 			sc.Duration = 15 * time.Minute
 			sc.ErrLatency, sc.TTFB, sc.Stream = time.Nanosecond, time.Nanosecond, time.Nanosecond
 			arr := sc.arrivals()

@@ -142,6 +142,20 @@ type Result struct {
 	Recovery float64 `json:"recovery_s,omitempty"`
 
 	Outcomes map[string]int `json:"outcomes"`
+
+	// Models splits requests, served and completion times by model, in
+	// the scenario's order, when it mixes several: a policy can serve
+	// the pool's total while starving one of them.
+	Models []ModelResult `json:"models,omitempty"`
+}
+
+// ModelResult is one model's share of a Result.
+type ModelResult struct {
+	Model    string  `json:"model"`
+	Requests int     `json:"requests"`
+	Served   int     `json:"served"`
+	P50      float64 `json:"p50_s"`
+	P99      float64 `json:"p99_s"`
 }
 
 // Run plays one strategy on one scenario.
@@ -188,6 +202,25 @@ func (e *env) result(strategy string) Result {
 		res.Amplification = float64(res.Calls) / float64(res.Requests)
 	}
 	res.P50, res.P99 = Quantile(lat, 0.50), Quantile(lat, 0.99)
+
+	if len(e.sc.Models) > 1 {
+		for _, m := range e.sc.Models {
+			mr := ModelResult{Model: m.Name}
+			var mlat []float64
+			for _, r := range e.reqs {
+				if r.model != m.Name {
+					continue
+				}
+				mr.Requests++
+				if r.served {
+					mr.Served++
+					mlat = append(mlat, (r.end - r.arrive).Seconds())
+				}
+			}
+			mr.P50, mr.P99 = Quantile(mlat, 0.50), Quantile(mlat, 0.99)
+			res.Models = append(res.Models, mr)
+		}
+	}
 
 	lo, hi := math.Inf(1), 0.0
 	for i, c := range e.up.creds {

@@ -155,7 +155,7 @@ func (rn *spRun) answered(l *pool.Lease, a answer) {
 	}
 	if v.Class != classify.RateLimit {
 		if n, reset, ok := classify.ParseBudget(a.resp.Header, now); ok {
-			s.pool.SetBudget(l.Credential.ID, n, reset)
+			s.pool.SetBudget(l.Credential.ID, rn.r.model, n, reset)
 		}
 	}
 	if tw := s.cfg.Tweak; tw != nil && tw.answered != nil {
@@ -181,7 +181,7 @@ func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
 	case classify.OK:
 		// deliver: Confirm at the headers, the lease held to the last
 		// byte, then Record.
-		pl.Confirm(id)
+		pl.Confirm(id, rn.r.model)
 		s.e.serve(rn.r, func() {
 			pl.Record(id, true, false)
 			rn.release(l)

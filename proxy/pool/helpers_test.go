@@ -72,6 +72,7 @@ func (f *fixture) pick(model string) string {
 		f.t.Fatalf("Pick(%q): %v", model, err)
 	}
 	l.Release()
+	f.checkBudgets()
 	return l.Credential.ID
 }
 
@@ -87,7 +88,32 @@ func (f *fixture) unavailable(model string) *Unavailable {
 		}
 		f.t.Fatalf("Pick(%q) error = %v, want *Unavailable", model, err)
 	}
+	f.checkBudgets()
 	return u
+}
+
+// checkBudgets checks the budget bookkeeping of every credential: the
+// exhausted count matches its budgets, the per-model lease counts add up
+// to its in-flight count, and no answer is awaited beyond the leases out.
+func (f *fixture) checkBudgets() {
+	f.t.Helper()
+	f.p.mu.Lock()
+	defer f.p.mu.Unlock()
+	for _, c := range f.p.creds {
+		ex, in := 0, 0
+		for m, b := range c.buds {
+			if b.exhausted() {
+				ex++
+			}
+			in += b.inFlight
+			if b.model != m || b.unanswered < 0 || b.unanswered > b.inFlight {
+				f.t.Fatalf("%s: budget %q is %+v", c.ID, m, *b)
+			}
+		}
+		if ex != c.exhausted || in != c.inFlight {
+			f.t.Fatalf("%s: exhausted %d, counted %d; in flight %d, by model %d", c.ID, c.exhausted, ex, c.inFlight, in)
+		}
+	}
 }
 
 func (f *fixture) status(id string) api.CredentialStatus {

@@ -29,7 +29,8 @@ type Lease struct {
 
 	p        *Pool
 	c        *cred
-	released bool // guarded by p.mu
+	b        *budget // the budget of the model it was taken for
+	released bool    // guarded by p.mu
 }
 
 // Release frees the in-flight slot. It is idempotent, and harmless after
@@ -43,7 +44,8 @@ func (l *Lease) Release() {
 	if !l.released {
 		l.released = true
 		l.c.inFlight--
-		l.c.unanswered = min(l.c.unanswered, l.c.inFlight)
+		l.b.inFlight--
+		l.b.unanswered = min(l.b.unanswered, l.b.inFlight)
 	}
 	p.mu.Unlock()
 }
@@ -53,8 +55,9 @@ func (l *Lease) Release() {
 //
 // Usable means: not excluded, not paused, not parked (as a whole or for
 // req.Model), not cooling (itself, for req.Model, or its provider; a
-// spent request budget counts as cooling, see SetBudget), and under its
-// in-flight limit (one while probing). Among those, in order:
+// spent request budget for req.Model counts as cooling for it, see
+// SetBudget), and under its in-flight limit (one while probing). Among
+// those, in order:
 //
 //  1. the credential req.Affinity was last bound to, while it is usable;
 //  2. the most headroom (api.Utilization.Headroom, ignoring windows that
@@ -112,7 +115,7 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 		}
 	}
 	var fx effects
-	l := p.leaseLocked(best, now, &fx)
+	l := p.leaseLocked(best, req.Model, now, &fx)
 	p.unlock(&fx)
 	return l, nil
 }
@@ -135,7 +138,7 @@ func (p *Pool) Acquire(id, model string) (*Lease, error) {
 		return nil, u
 	}
 	var fx effects
-	l := p.leaseLocked(c, now, &fx)
+	l := p.leaseLocked(c, model, now, &fx)
 	p.unlock(&fx)
 	return l, nil
 }
@@ -145,23 +148,16 @@ type candidate struct {
 	h float64 // headroom
 }
 
-// leaseLocked takes a slot on c; the lease that spends a known budget
-// starts its cooldown. Requires p.mu.
-func (p *Pool) leaseLocked(c *cred, now time.Time, fx *effects) *Lease {
+// leaseLocked takes a slot on c for model; it counts against model's
+// budget, and the lease that spends it starts its cooldown. Requires p.mu.
+func (p *Pool) leaseLocked(c *cred, model string, now time.Time, fx *effects) *Lease {
 	p.seq++
 	c.seq = p.seq
 	c.lastUsed = now
 	c.inFlight++
-	c.unanswered++
-	// Past the reset the report describes a window that is over: counting
-	// on would make a refilled window look spent.
-	if now.Before(c.bud.reset) {
-		c.bud.left--
-		if c.bud.left <= 0 {
-			p.syncSpent(c, now, fx)
-		}
-	}
-	return &Lease{Credential: c.Credential, p: p, c: c}
+	b := p.budgetFor(c, model, now)
+	p.countLease(c, b, now, fx)
+	return &Lease{Credential: c.Credential, p: p, c: c, b: b}
 }
 
 // block is why a credential cannot take a request, in the order checked.
@@ -185,11 +181,13 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 		return blockPaused
 	case len(c.parks) > 0 && c.parkFor(model) != nil:
 		return blockParked
-	case active(c.prov.cool, now) || active(c.cool, now) || active(c.spent, now):
+	case active(c.prov.cool, now) || active(c.cool, now):
 		return blockCooling
 	case model != "" && len(c.models) > 0 && active(c.models[model], now):
 		return blockCooling
-	case p.full(c, now):
+	case active(c.spentFor(model), now):
+		return blockCooling
+	case p.full(c, model, now):
 		return blockBusy
 	case exclude[c.ID]:
 		return blockExcluded
@@ -197,20 +195,28 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 	return blockNone
 }
 
-func (p *Pool) full(c *cred, now time.Time) bool {
-	if p.probing(c, now) {
+func (p *Pool) full(c *cred, model string, now time.Time) bool {
+	if p.probing(c, model, now) {
 		return true
 	}
 	n := p.limit(c)
 	return n > 0 && c.inFlight >= n
 }
 
-// probing reports that c's one request after a cooldown or a budget's
-// reset is out. The budget's probe waits for an answer, not for the
-// slot: a stream still running from before the reset says nothing about
-// the new window, and holding the probe behind it would only delay it.
-func (p *Pool) probing(c *cred, now time.Time) bool {
-	return (c.probe && c.inFlight > 0) || (c.unanswered > 0 && c.refilling(now))
+// probing reports that c's one request after a cooldown, or after the
+// reset of model's spent budget, is out. The budget's probe is per model
+// and waits for an answer, not for the slot: a stream still running from
+// before the reset says nothing about the new window, and holding the
+// probe behind it would only delay it.
+func (p *Pool) probing(c *cred, model string, now time.Time) bool {
+	if c.probe && c.inFlight > 0 {
+		return true
+	}
+	if c.exhausted == 0 {
+		return false
+	}
+	b := c.buds[model]
+	return b != nil && b.unanswered > 0 && b.refilling(now)
 }
 
 func (p *Pool) limit(c *cred) int {
@@ -224,7 +230,7 @@ func (p *Pool) limit(c *cred) int {
 // nil when none holds. Requires p.mu.
 func longest(c *cred, model string, now time.Time) *cooldown {
 	var w *cooldown
-	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.spent, c.models[model]} {
+	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model], c.spentFor(model)} {
 		if active(e, now) && (w == nil || e.until.After(w.until)) {
 			w = e
 		}
@@ -324,7 +330,9 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			why = "cooling " + human(d)
 			switch e.scope {
 			case ScopeModel:
-				why += " for " + e.model
+				if e.model != "" {
+					why += " for " + e.model
+				}
 			case ScopeProvider:
 				why += ", " + c.Provider + "-wide"
 			}
@@ -333,7 +341,7 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			}
 		case blockBusy:
 			u.Busy++
-			if p.probing(c, now) {
+			if p.probing(c, model, now) {
 				why = "busy (one probe in flight to see whether its limit lifted)"
 			} else {
 				why = fmt.Sprintf("busy (%d in flight, limit %d)", c.inFlight, p.limit(c))

@@ -146,17 +146,12 @@ type cred struct {
 	// not move, or a coarse real one under load.
 	seq uint64
 
-	bud budget
-	// spent is how a spent budget shows: a credential-scope cooldown in
-	// Status and events, and to selection. It is not c.cool, so that it
-	// neither climbs nor is mistaken for the ladder's, and is not kept in
-	// State: the first answer after a restart reports the budget anew.
-	spent *cooldown
-	// unanswered counts leases whose answer has not reported a budget:
-	// attempts a report that arrives meanwhile may not include. Release
-	// caps it at inFlight, so an answer that reports nothing (a network
-	// error, a bare 5xx) is not counted forever.
-	unanswered int
+	// buds are the request budgets by model ("" for requests that name
+	// none), with the leases each counts; see budget.go. exhausted counts
+	// those spent (before their reset or after it, awaiting a probe's
+	// answer), so that selection looks a model up only when one is.
+	buds      map[string]*budget
+	exhausted int
 }
 
 // provider is one upstream and the state all its credentials share.
@@ -322,9 +317,11 @@ func (p *Pool) Remove(id string) error {
 		e.timer.Stop()
 	}
 	c.models = nil
-	if c.spent != nil {
-		c.spent.timer.Stop()
-		c.spent = nil
+	for _, b := range c.buds {
+		if b.spent != nil {
+			b.spent.timer.Stop()
+			b.spent = nil
+		}
 	}
 	c.removed = true
 	delete(p.byID, id)
@@ -425,21 +422,23 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 	}
 }
 
-// Confirm says an upstream accepted a request on id (its answer's headers
-// said 2xx): a credential probing after a cooldown is open again at once,
-// not only when a long stream ends. Counters wait for Record.
+// Confirm says an upstream accepted a request for model on id (its
+// answer's headers said 2xx): a credential probing after a cooldown is
+// open again at once, not only when a long stream ends. Counters wait for
+// Record.
 //
-// It also ends the probe after a spent budget's reset when that answer
-// reported no budget (SetBudget comes first when it did): an upstream
-// that stopped reporting must not leave the credential one request at a
-// time. Record does not, because a stream begun before the reset may
-// end after it and say nothing about the new window.
-func (p *Pool) Confirm(id string) {
+// It also ends the probe after the reset of model's spent budget when
+// that answer reported no budget (SetBudget comes first when it did): an
+// upstream that stopped reporting must not leave the model one request at
+// a time. Other models' probes are theirs to end. Record does not,
+// because a stream begun before the reset may end after it and say
+// nothing about the new window.
+func (p *Pool) Confirm(id, model string) {
 	p.mu.Lock()
 	if c := p.byID[id]; c != nil {
 		c.probe = false
-		if c.refilling(p.clk.Now()) {
-			c.bud = budget{}
+		if b := c.buds[model]; b != nil && b.refilling(p.clk.Now()) {
+			c.setBudget(b, 0, time.Time{})
 		}
 	}
 	p.mu.Unlock()
@@ -447,12 +446,19 @@ func (p *Pool) Confirm(id string) {
 
 // clearLocked reports whether nothing holds c back at any scope.
 func (c *cred) clearLocked(now time.Time) bool {
-	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) || active(c.spent, now) {
+	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) {
 		return false
 	}
 	for _, e := range c.models {
 		if active(e, now) {
 			return false
+		}
+	}
+	if c.exhausted > 0 {
+		for _, b := range c.buds {
+			if active(b.spent, now) {
+				return false
+			}
 		}
 	}
 	return true
@@ -492,9 +498,9 @@ func (p *Pool) SetExpiry(id string, t time.Time) {
 // Reset clears a credential's cooldowns at every scope (its own, its
 // models', and its provider's shared one, since a provider-wide cooldown
 // is the one keeping it out), the ladders behind them, its request
-// budget and its payment parks, all at once. A re-login park stays: only
-// a new login clears it (Unpark). Pause stays too: that is the user's
-// own choice.
+// budgets (every model's) and its payment parks, all at once. A re-login
+// park stays: only a new login clears it (Unpark). Pause stays too: that
+// is the user's own choice.
 func (p *Pool) Reset(id string) error {
 	p.mu.Lock()
 	c := p.byID[id]
@@ -521,9 +527,7 @@ func (p *Pool) Reset(id string) error {
 	for _, m := range sortedKeys(c.models) {
 		end(key{cred: c, model: m}, c.models[m])
 	}
-	if c.bud != (budget{}) {
-		c.bud = budget{}
-		p.syncSpent(c, now, &fx)
+	if p.forgetBudgets(c, now, &fx) {
 		fx.changed = true
 	}
 	if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {
@@ -556,7 +560,7 @@ func (c *cred) state(now time.Time) string {
 		return api.StatePaused
 	case c.parkedAll():
 		return api.StateParked
-	case active(c.cool, now) || active(c.prov.cool, now) || active(c.spent, now):
+	case active(c.cool, now) || active(c.prov.cool, now):
 		return api.StateCooling
 	}
 	return api.StateReady

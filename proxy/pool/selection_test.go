@@ -370,7 +370,7 @@ func TestCooledCredentialComesBackAsOneProbe(t *testing.T) {
 	} else if u := err.(*Unavailable); u.Busy != 1 {
 		t.Fatalf("unavailable %+v", u)
 	}
-	p.Confirm("a") // the probe's answer began with 200
+	p.Confirm("a", "") // the probe's answer began with 200
 	l1, err1 := p.Pick(PickRequest{Provider: "anthropic"})
 	l2, err2 := p.Pick(PickRequest{Provider: "anthropic"})
 	if err1 != nil || err2 != nil {

@@ -10,9 +10,9 @@ import (
 // Status reports every credential of a provider ("" for all) in the order
 // added, without secrets. Cooldowns lists what holds each one now: its
 // provider's shared cooldown (also in ProviderCooldown) first, then its
-// own, then a spent request budget's (scope credential, step 0, reason
-// "budget spent …"), then per model by name; State is "cooling" for all
-// but the last.
+// own, then per model by name: a 429's, then a spent request budget's
+// (step 0, reason "budget spent …"; model "" for the budget of requests
+// that name none); State is "cooling" for the first two only.
 // The slice is never nil, so it encodes as [] when empty.
 func (p *Pool) Status(provider string) []api.CredentialStatus {
 	p.mu.Lock()
@@ -35,14 +35,16 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 			Counters: c.counters,
 			InFlight: c.inFlight,
 		}
-		for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.spent} {
+		for _, e := range [...]*cooldown{c.prov.cool, c.cool} {
 			if active(e, now) {
 				s.Cooldowns = append(s.Cooldowns, e.api(steps))
 			}
 		}
-		for _, m := range sortedKeys(c.models) {
-			if e := c.models[m]; active(e, now) {
-				s.Cooldowns = append(s.Cooldowns, e.api(steps))
+		for _, m := range modelKeys(c) {
+			for _, e := range [...]*cooldown{c.models[m], c.spentFor(m)} {
+				if active(e, now) {
+					s.Cooldowns = append(s.Cooldowns, e.api(steps))
+				}
 			}
 		}
 		s.LastUsed = timePtr(c.lastUsed)
@@ -57,4 +59,20 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// modelKeys is every model c has a cooldown or a spent budget for, by
+// name. Requires p.mu.
+func modelKeys(c *cred) []string {
+	ks := sortedKeys(c.models)
+	if c.exhausted == 0 {
+		return ks
+	}
+	for m, b := range c.buds {
+		if _, ok := c.models[m]; !ok && b.spent != nil {
+			ks = append(ks, m)
+		}
+	}
+	slices.Sort(ks)
+	return ks
 }
