@@ -419,6 +419,18 @@ func (m *Manager) Install() error {
 	return nil
 }
 
+// runKeyPresent is "installed" on Windows: the tray's login item exists.
+func (m *Manager) runKeyPresent() error {
+	_, ok, err := m.runKey.Get(m.cfg.Name)
+	if err != nil {
+		return m.fail("reading", err)
+	}
+	if !ok {
+		return ErrNotInstalled
+	}
+	return nil
+}
+
 // Uninstall stops the service if it runs and removes it (Windows: removes the
 // login item and leaves the running tray alone). It returns ErrNotInstalled
 // when there is nothing to remove.
@@ -427,12 +439,8 @@ func (m *Manager) Uninstall() error {
 		return m.noManager
 	}
 	if m.goos == "windows" {
-		_, ok, err := m.runKey.Get(m.cfg.Name)
-		if err != nil {
-			return m.fail("reading", err)
-		}
-		if !ok {
-			return ErrNotInstalled
+		if err := m.runKeyPresent(); err != nil {
+			return err
 		}
 		if err := m.runKey.Delete(m.cfg.Name); err != nil {
 			return m.fail("removing", err)
@@ -464,12 +472,8 @@ func (m *Manager) Start() error {
 		return m.noManager
 	}
 	if m.goos == "windows" {
-		_, ok, err := m.runKey.Get(m.cfg.Name)
-		if err != nil {
-			return m.fail("reading", err)
-		}
-		if !ok {
-			return ErrNotInstalled
+		if err := m.runKeyPresent(); err != nil {
+			return err
 		}
 		if m.probe(m.cfg.Listen) {
 			return nil
