@@ -113,6 +113,10 @@ func proxyPost(t *testing.T, s *server, path, body string) (*http.Response, stri
 	req, _ := http.NewRequest(http.MethodPost, "http://"+s.addr+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.clientKey)
 	req.Header.Set("Content-Type", "application/json")
+	// A fresh connection each time: tests restart servers on the same
+	// address, and a kept-alive connection to the stopped one would answer
+	// a POST with EOF.
+	req.Close = true
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
