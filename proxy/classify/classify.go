@@ -163,7 +163,8 @@ func Classify(p *Profile, r Response, now time.Time) Verdict {
 	if len(body) > maxBody {
 		body = body[:maxBody]
 	}
-	f := parseBody(body)
+	var f fields
+	f.parse(body)
 	return p.decide(r.Status, r.Header, &f, now, false)
 }
 
@@ -197,7 +198,8 @@ func ClassifyEvent(p *Profile, event string, data []byte, now time.Time) (v Verd
 	if len(d) > maxBody {
 		d = d[:maxBody]
 	}
-	f := parseBody(d)
+	var f fields
+	f.parse(d)
 	return p.decide(streamStatus(&f), nil, &f, now, true), true
 }
 

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net/http"
 	"time"
 )
@@ -47,7 +48,12 @@ func (p *Profile) match(status int, f *fields, lower []byte, g *gramSet) (Class,
 		}
 		var id []byte
 		if len(r.codes) > 0 {
-			if id = f.find(r.codes); id == nil {
+			// Most rules share no length or first letter with the body's
+			// few identifiers: passed over here, without a call.
+			if !r.codeSig.meets(f.idSig) {
+				continue
+			}
+			if id = f.find(r.codes, r.codeSig); id == nil {
 				continue
 			}
 		}
@@ -83,10 +89,13 @@ var modelLimitNames = []string{
 	"7d_sonnet", "7d-sonnet", "7d_opus", "7d-opus", "7d_oi", "7d-oi",
 }
 
-var modelLimitNeedles = compileNeedles(modelLimitNames)
+var (
+	modelLimitNeedles = compileNeedles(modelLimitNames)
+	modelLimitSig     = sigOf(modelLimitNames)
+)
 
 func namesModelLimit(f *fields, lower []byte, g *gramSet) bool {
-	if f.find(modelLimitNames) != nil || holdsAny(lower, g, modelLimitNeedles) {
+	if modelLimitSig.meets(f.idSig) && f.find(modelLimitNames, modelLimitSig) != nil || holdsAny(lower, g, modelLimitNeedles) {
 		return true
 	}
 	return openAIModelLimit(lower, g)
@@ -133,9 +142,14 @@ func (f *fields) zaiCode() {
 	}
 }
 
-func (f *fields) find(codes []string) []byte {
+// find returns the first identifier that is one of codes, ignoring case;
+// sig is sigOf(codes).
+func (f *fields) find(codes []string, sig codeSig) []byte {
 	for i := 0; i < f.n; i++ {
 		id := f.ids[i]
+		if !sig.mayHave(id) {
+			continue
+		}
 		for _, c := range codes {
 			if equalFoldBS(id, c) {
 				return id
@@ -143,6 +157,37 @@ func (f *fields) find(codes []string) []byte {
 		}
 	}
 	return nil
+}
+
+// codeSig sums up identifiers by their lengths and case-folded first
+// bytes, a bit each: two identifiers that are equal ignoring case have
+// the same bits, so codes with none in common with an identifier need no
+// comparison.
+type codeSig struct{ lens, firsts uint64 }
+
+func sigOf(codes []string) codeSig {
+	var s codeSig
+	for _, c := range codes {
+		addSig(&s, c)
+	}
+	return s
+}
+
+func addSig[T ~string | ~[]byte](s *codeSig, c T) {
+	if len(c) > 0 {
+		s.lens |= 1 << min(len(c), 63)
+		s.firsts |= 1 << (lowerTab[c[0]] % 64)
+	}
+}
+
+// meets: some identifier summed in t may be one of the codes in s.
+func (s codeSig) meets(t codeSig) bool {
+	return s.lens&t.lens != 0 && s.firsts&t.firsts != 0
+}
+
+// mayHave: id may be one of the codes summed in s.
+func (s codeSig) mayHave(id []byte) bool {
+	return len(id) > 0 && s.lens&(1<<min(len(id), 63)) != 0 && s.firsts&(1<<(lowerTab[id[0]]%64)) != 0
 }
 
 func hasInt(list []int, v int) bool {
@@ -217,6 +262,15 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
+// lowerTab is lowerASCII as a table, for loops where a branch a byte
+// costs more than a load.
+var lowerTab = func() (t [256]byte) {
+	for c := range t {
+		t[c] = lowerASCII(byte(c))
+	}
+	return t
+}()
+
 // Text rules are tried on every refusal, most of them failing. A set of
 // the message's byte pairs lets a phrase whose pairs are not all present
 // fail without a search; only plausible phrases are looked for.
@@ -226,11 +280,18 @@ type needle struct {
 	grams []uint16
 }
 
-const gramBits = 2048
+// gramSlots is the size of a gramSet. A message of a hundred bytes fills
+// a tenth of it, so a phrase's rarest pair rules most phrases out.
+const gramSlots = 1024
 
-type gramSet [gramBits / 64]uint64
+// gramSet holds a byte a slot rather than a bit: setting one is then a
+// single store, where a bit takes a load, an OR and a store that may wait
+// on the one before to the same word. At a pair per byte of the message,
+// that halves the cost of building the set, clearing the larger set
+// included.
+type gramSet [gramSlots]bool
 
-func gramOf(a, b byte) uint16 { return (uint16(a)*31 + uint16(b)) % gramBits }
+func gramOf(a, b byte) uint16 { return (uint16(a)*31 + uint16(b)) % gramSlots }
 
 // lower appends an ASCII-lower-cased copy of b (up to cap(dst)) and
 // records its byte pairs.
@@ -238,24 +299,53 @@ func (g *gramSet) lower(dst, b []byte) []byte {
 	if n := cap(dst) - len(dst); len(b) > n {
 		b = b[:n]
 	}
-	var prev byte
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	start := len(dst)
+	dst = dst[:start+len(b)]
+	for d := dst[start:]; len(b) > 0; {
+		if len(b) < 8 || len(d) < 8 {
+			for i, c := range b {
+				d[i] = lowerTab[c]
+			}
+			break
 		}
-		if i > 0 {
-			h := gramOf(prev, c)
-			g[h/64] |= 1 << (h % 64)
-		}
-		dst = append(dst, c)
-		prev = c
+		binary.LittleEndian.PutUint64(d, lower8(binary.LittleEndian.Uint64(b)))
+		b, d = b[8:], d[8:]
 	}
+	g.add(dst[start:])
 	return dst
 }
 
+// lower8 lower-cases the ASCII letters among eight bytes at once; the
+// message is lower-cased on every refusal.
+func lower8(x uint64) uint64 {
+	const (
+		low7 = 0x7f7f7f7f7f7f7f7f
+		high = 0x8080808080808080
+		geA  = 0x3f3f3f3f3f3f3f3f // 0x80-'A': the high bit is set from 'A' up
+		gtZ  = 0x2525252525252525 // 0x80-'Z'-1: the high bit is set past 'Z'
+	)
+	h := x & low7 // no carry between bytes below
+	upper := (h + geA) &^ (h + gtZ) &^ x & high
+	return x | upper>>2 // 0x80>>2 is the case bit, 0x20
+}
+
+// add records the byte pairs of b.
+func (g *gramSet) add(b []byte) {
+	if len(b) < 2 {
+		return
+	}
+	_ = g[0] // one nil check, not one a byte
+	prev := uint(b[0])
+	for _, c := range b[1:] {
+		g[(prev*31+uint(c))%gramSlots] = true
+		prev = uint(c)
+	}
+}
+
 func (g *gramSet) mayHold(n *needle) bool {
+	_ = g[0]
 	for _, h := range n.grams {
-		if g[h/64]&(1<<(h%64)) == 0 {
+		if !g[h] {
 			return false
 		}
 	}

@@ -42,6 +42,11 @@ type window struct {
 const maxWindows = 12
 
 type headerState struct {
+	// usage: read the unified windows' utilization too. Only
+	// ParseUtilization wants it; a verdict reads status and reset, and
+	// files two headers a window fewer.
+	usage bool
+
 	retryAfter   string
 	retryAfterMS string
 	claim        string // anthropic-ratelimit-unified-representative-claim
@@ -52,93 +57,253 @@ type headerState struct {
 
 func (hs *headerState) read(h http.Header) {
 	for k, vs := range h {
-		// Most headers (date, server, content-type…) are ruled out by
-		// their first letter.
 		if len(vs) == 0 || len(k) < len("x-codex-") {
 			continue
 		}
+		// Most headers (date, server, content-type…) are ruled out by
+		// their first letter. net/http hands over canonical keys, which
+		// canonical settles; a case-insensitive reading is the fallback
+		// for hand-built ones. A key in lower case cannot be canonical.
 		switch k[0] {
-		case 'r', 'R', 'a', 'A', 'x', 'X':
+		case 'R', 'A', 'X':
+			if hs.canonical(k, vs[0]) {
+				continue
+			}
+		case 'r', 'a', 'x':
 		default:
 			continue
 		}
-		// net/http hands over canonical keys, so a plain comparison with
-		// the canonical spelling settles almost every header; a
-		// case-insensitive pass is the fallback for hand-built ones.
-		if !hs.key(k, vs[0], true) {
-			hs.key(k, vs[0], false)
-		}
+		hs.folded(k, vs[0])
 	}
 }
 
-// key files one header; exact compares with the canonical spelling only.
-// It reports whether the key belongs to a family read here.
-func (hs *headerState) key(k, raw string, exact bool) bool {
-	v := strings.TrimSpace(raw)
-	switch {
-	case fRetryAfter.is(k, exact):
-		hs.retryAfter = v
-	case fRetryMS.is(k, exact):
-		hs.retryAfterMS = v
-	case fUnified.prefixes(k, exact):
-		hs.unified(k[len(fUnified.low):], v, exact)
-	case fAnthropic.prefixes(k, exact):
-		rest := k[len(fAnthropic.low):]
-		if name, ok := fRemaining.cut(rest, exact); ok {
-			hs.win(kindAPI, name).level = v
-		} else if name, ok := fReset.cut(rest, exact); ok {
-			hs.win(kindAPI, name).reset = v
+// canonical files a key spelt as net/http spells it
+// ("Anthropic-Ratelimit-Unified-5h-Reset"). It reports whether the key
+// opens with a family's canonical prefix: such a key is settled here,
+// filed or not, and any other goes to folded.
+//
+// This runs for every header of every refusal, and its cost is mostly
+// calls. The spellings are literals of at most 16 bytes, which the
+// compiler compares as words in line; a longer literal, or one passed
+// through a helper, is a call to memequal, which costs about as much as
+// the rest of filing the header. Hence prefixes compared in two pieces.
+func (hs *headerState) canonical(k, v string) bool {
+	if !trimmed(v) {
+		v = strings.TrimSpace(v)
+	}
+	switch k[0] {
+	case 'R':
+		switch k {
+		case "Retry-After":
+			hs.retryAfter = v
+		case "Retry-After-Ms":
+			hs.retryAfterMS = v
+		default:
+			return false
 		}
-	case fOpenAI.prefixes(k, exact):
-		rest := k[len(fOpenAI.low):]
-		if fResetPre.prefixes(rest, exact) {
-			hs.win(kindOpenAI, rest[len(fResetPre.low):]).reset = v
-		} else if fRemainPre.prefixes(rest, exact) {
-			hs.win(kindOpenAI, rest[len(fRemainPre.low):]).level = v
+	case 'A':
+		if len(k) < 20 || k[:16] != "Anthropic-Rateli" || k[16:20] != "mit-" {
+			return false
 		}
-	case fPrimary.prefixes(k, exact):
-		hs.codex("primary", k[len(fPrimary.low):], v, exact)
-	case fSecondary.prefixes(k, exact):
-		hs.codex("secondary", k[len(fSecondary.low):], v, exact)
+		rest := k[20:]
+		if len(rest) >= 8 && rest[:8] == "Unified-" {
+			// Each field ends in its own letter.
+			rest = rest[8:]
+			n := len(rest)
+			if n == 0 {
+				return true
+			}
+			switch rest[n-1] {
+			case 's':
+				if rest == "Status" {
+					hs.win(kindUnified, "").level = v
+				} else if n > 7 && rest[n-7:] == "-Status" {
+					hs.win(kindUnified, rest[:n-7]).level = v
+				}
+			case 't':
+				if rest == "Reset" {
+					hs.win(kindUnified, "").reset = v
+				} else if n > 6 && rest[n-6:] == "-Reset" {
+					hs.win(kindUnified, rest[:n-6]).reset = v
+				}
+			case 'n':
+				if hs.usage && n > 12 && rest[n-12:] == "-Utilization" {
+					hs.win(kindUnified, rest[:n-12]).used = v
+				}
+			case 'm':
+				if n == 20 && rest[:16] == "Representative-C" && rest[16:] == "laim" {
+					hs.claim = v
+				}
+			}
+		} else if n := len(rest) - len("-Remaining"); n > 0 && rest[n:] == "-Remaining" {
+			hs.win(kindAPI, rest[:n]).level = v
+		} else if n := len(rest) - len("-Reset"); n > 0 && rest[n:] == "-Reset" {
+			hs.win(kindAPI, rest[:n]).reset = v
+		}
+	case 'X':
+		switch {
+		case len(k) >= 12 && k[:12] == "X-Ratelimit-":
+			rest := k[12:]
+			if len(rest) >= 6 && rest[:6] == "Reset-" {
+				hs.win(kindOpenAI, rest[6:]).reset = v
+			} else if len(rest) >= 10 && rest[:10] == "Remaining-" {
+				hs.win(kindOpenAI, rest[10:]).level = v
+			}
+		case len(k) >= 16 && k[:16] == "X-Codex-Primary-":
+			hs.codexCanonical("primary", k[16:], v)
+		case len(k) >= 18 && k[:16] == "X-Codex-Secondar" && k[16:18] == "y-":
+			hs.codexCanonical("secondary", k[18:], v)
+		default:
+			return false
+		}
 	default:
 		return false
 	}
 	return true
 }
 
-func (hs *headerState) unified(rest, v string, exact bool) {
-	switch {
-	case fStatusW.is(rest, exact):
-		hs.win(kindUnified, "").level = v
-	case fResetW.is(rest, exact):
-		hs.win(kindUnified, "").reset = v
-	case fClaim.is(rest, exact):
-		hs.claim = v
-	default:
-		if name, ok := fStatus.cut(rest, exact); ok {
-			hs.win(kindUnified, name).level = v
-		} else if name, ok := fReset.cut(rest, exact); ok {
-			hs.win(kindUnified, name).reset = v
-		} else if name, ok := fUtil.cut(rest, exact); ok {
-			hs.win(kindUnified, name).used = v
-		}
-	}
-}
-
-func (hs *headerState) codex(name, field, v string, exact bool) {
-	switch {
-	case fUsedPct.is(field, exact):
+// codexCanonical files the field of an "X-Codex-{Primary,Secondary}-"
+// key; v is trimmed.
+func (hs *headerState) codexCanonical(name, field, v string) {
+	switch field {
+	case "Used-Percent":
 		hs.win(kindCodex, name).used = v
-	case fResetAfter.is(field, exact):
+	case "Reset-After-Seconds":
 		hs.win(kindCodex, name).resetAfter = v
-	case fResetAt.is(field, exact):
+	case "Reset-At":
 		hs.win(kindCodex, name).reset = v
 	}
 }
 
+// folded files a key ignoring case, as canonical does by spelling. The
+// two read the same families the same way; TestHeaderSpellings keeps
+// them so.
+func (hs *headerState) folded(k, v string) {
+	switch lowerASCII(k[0]) {
+	case 'r':
+		switch {
+		case isFold(k, "retry-after"):
+			hs.retryAfter = trimSpace(v)
+		case isFold(k, "retry-after-ms"):
+			hs.retryAfterMS = trimSpace(v)
+		}
+	case 'a':
+		if !hasPrefixFold(k, "anthropic-ratelimit-") {
+			return
+		}
+		rest := k[len("anthropic-ratelimit-"):]
+		if hasPrefixFold(rest, "unified-") {
+			hs.unifiedFolded(rest[len("unified-"):], v)
+		} else if name, ok := cutNameFold(rest, "-remaining"); ok {
+			hs.win(kindAPI, name).level = trimSpace(v)
+		} else if name, ok := cutNameFold(rest, "-reset"); ok {
+			hs.win(kindAPI, name).reset = trimSpace(v)
+		}
+	case 'x':
+		switch {
+		case hasPrefixFold(k, "x-ratelimit-"):
+			rest := k[len("x-ratelimit-"):]
+			if hasPrefixFold(rest, "reset-") {
+				hs.win(kindOpenAI, rest[len("reset-"):]).reset = trimSpace(v)
+			} else if hasPrefixFold(rest, "remaining-") {
+				hs.win(kindOpenAI, rest[len("remaining-"):]).level = trimSpace(v)
+			}
+		case hasPrefixFold(k, "x-codex-primary-"):
+			hs.codexFolded("primary", k[len("x-codex-primary-"):], v)
+		case hasPrefixFold(k, "x-codex-secondary-"):
+			hs.codexFolded("secondary", k[len("x-codex-secondary-"):], v)
+		}
+	}
+}
+
+func (hs *headerState) unifiedFolded(rest, v string) {
+	switch {
+	case isFold(rest, "status"):
+		hs.win(kindUnified, "").level = trimSpace(v)
+	case isFold(rest, "reset"):
+		hs.win(kindUnified, "").reset = trimSpace(v)
+	case isFold(rest, "representative-claim"):
+		hs.claim = trimSpace(v)
+	default:
+		if name, ok := cutNameFold(rest, "-status"); ok {
+			hs.win(kindUnified, name).level = trimSpace(v)
+		} else if name, ok := cutNameFold(rest, "-reset"); ok {
+			hs.win(kindUnified, name).reset = trimSpace(v)
+		} else if name, ok := cutNameFold(rest, "-utilization"); ok && hs.usage {
+			hs.win(kindUnified, name).used = trimSpace(v)
+		}
+	}
+}
+
+func (hs *headerState) codexFolded(name, field, v string) {
+	switch {
+	case isFold(field, "used-percent"):
+		hs.win(kindCodex, name).used = trimSpace(v)
+	case isFold(field, "reset-after-seconds"):
+		hs.win(kindCodex, name).resetAfter = trimSpace(v)
+	case isFold(field, "reset-at"):
+		hs.win(kindCodex, name).reset = trimSpace(v)
+	}
+}
+
+// isFold reports s == low ignoring case. folded reads hand-built keys,
+// seldom spelt like its literals, so it skips equalFold's exact try.
+func isFold(s, low string) bool {
+	return len(s) == len(low) && foldEqual(s, low)
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && foldEqual(s[:len(prefix)], prefix)
+}
+
+func cutNameFold(s, suffix string) (string, bool) {
+	n := len(s) - len(suffix)
+	if n > 0 && isFold(s[n:], suffix) {
+		return s[:n], true
+	}
+	return "", false
+}
+
+func trimSpace(s string) string {
+	if trimmed(s) {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
+
+// trimmed reports that strings.TrimSpace would return s as it is, as it
+// does for every value net/http hands over. Two table lookups tell, for
+// less than the call to TrimSpace costs.
+func trimmed(s string) bool {
+	return s != "" && edgeKept[s[0]]&edgeKept[s[len(s)-1]] != 0
+}
+
+// edgeKept marks the bytes TrimSpace keeps at either end of a string
+// whatever else it holds: printable ASCII and DEL.
+var edgeKept = func() (t [256]uint8) {
+	for c := '!'; c < 0x80; c++ {
+		t[c] = 1
+	}
+	return t
+}()
+
+// sameName is equalFold for window names. They are short, and a loop
+// costs less than the two calls equalFold makes on a mismatch.
+func sameName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerTab[a[i]] != lowerTab[b[i]] {
+			return false
+		}
+	}
+	return true
+}
+
 func (hs *headerState) win(kind winKind, name string) *window {
 	for i := 0; i < hs.n; i++ {
-		if hs.w[i].kind == kind && equalFold(hs.w[i].name, name) {
+		if hs.w[i].kind == kind && sameName(hs.w[i].name, name) {
 			return &hs.w[i]
 		}
 	}
@@ -210,7 +375,7 @@ func (w *window) resetIn(now time.Time) time.Duration {
 		if err != nil {
 			return 0
 		}
-		return t.Sub(now)
+		return untilStamp(t.Unix(), int64(t.Nanosecond()), now)
 	case kindOpenAI:
 		return parseResetDuration(w.reset)
 	case kindCodex:
@@ -231,10 +396,13 @@ func isSharedWindow(name string) bool {
 func isModelWindow(name string) bool {
 	var buf [32]byte
 	low := appendLower(buf[:0], []byte(name))
-	return containsAny(low, modelLimitNames) || containsAny(low, modelFamilies[:])
+	return containsAny(low, modelMarks[:])
 }
 
-var modelFamilies = [...]string{"sonnet", "opus", "haiku"}
+// modelMarks are what model windows' names hold: a family, or "7d_oi".
+// Every name in modelLimitNames holds one, so looking for these finds
+// those names too, in five searches instead of twelve.
+var modelMarks = [...]string{"sonnet", "opus", "haiku", "7d_oi", "7d-oi"}
 
 // modelLimited reports that the subscription headers name a per-model
 // window as the one rejected while no shared window is: the case where the
@@ -257,6 +425,9 @@ func (hs *headerState) modelLimited() bool {
 			other = true
 		}
 	}
+	if other {
+		return false // the claim cannot change that
+	}
 	if !model && hs.claim != "" && isModelWindow(hs.claim) {
 		for i := 0; i < hs.n; i++ {
 			if w := &hs.w[i]; w.kind == kindUnified && w.name == "" && equalFold(w.level, "rejected") {
@@ -264,16 +435,18 @@ func (hs *headerState) modelLimited() bool {
 			}
 		}
 	}
-	return model && !other
+	return model
 }
 
 func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if a == b {
-		return true
-	}
+	return len(a) == len(b) && (a == b || foldEqual(a, b))
+}
+
+// foldEqual is equalFold's slow path, kept out of line so that equalFold,
+// which the exact comparison almost always settles, inlines.
+//
+//go:noinline
+func foldEqual(a, b string) bool {
 	for i := 0; i < len(a); i++ {
 		if lowerASCII(a[i]) != lowerASCII(b[i]) {
 			return false
@@ -281,47 +454,3 @@ func equalFold(a, b string) bool {
 	}
 	return true
 }
-
-// frag is a header-name fragment in both spellings: lower case, and the
-// canonical form net/http gives keys ("Anthropic-Ratelimit-Unified-").
-type frag struct{ low, canon string }
-
-func (f frag) is(s string, exact bool) bool {
-	if exact {
-		return s == f.canon
-	}
-	return equalFold(s, f.low)
-}
-
-func (f frag) prefixes(s string, exact bool) bool {
-	return len(s) >= len(f.low) && f.is(s[:len(f.low)], exact)
-}
-
-func (f frag) cut(s string, exact bool) (string, bool) {
-	if len(s) > len(f.low) && f.is(s[len(s)-len(f.low):], exact) {
-		return s[:len(s)-len(f.low)], true
-	}
-	return "", false
-}
-
-var (
-	fUnified    = frag{"anthropic-ratelimit-unified-", "Anthropic-Ratelimit-Unified-"}
-	fAnthropic  = frag{"anthropic-ratelimit-", "Anthropic-Ratelimit-"}
-	fOpenAI     = frag{"x-ratelimit-", "X-Ratelimit-"}
-	fPrimary    = frag{"x-codex-primary-", "X-Codex-Primary-"}
-	fSecondary  = frag{"x-codex-secondary-", "X-Codex-Secondary-"}
-	fRemaining  = frag{"-remaining", "-Remaining"}
-	fReset      = frag{"-reset", "-Reset"}
-	fStatus     = frag{"-status", "-Status"}
-	fUtil       = frag{"-utilization", "-Utilization"}
-	fResetPre   = frag{"reset-", "Reset-"}
-	fRemainPre  = frag{"remaining-", "Remaining-"}
-	fRetryAfter = frag{"retry-after", "Retry-After"}
-	fRetryMS    = frag{"retry-after-ms", "Retry-After-Ms"}
-	fStatusW    = frag{"status", "Status"}
-	fResetW     = frag{"reset", "Reset"}
-	fClaim      = frag{"representative-claim", "Representative-Claim"}
-	fUsedPct    = frag{"used-percent", "Used-Percent"}
-	fResetAfter = frag{"reset-after-seconds", "Reset-After-Seconds"}
-	fResetAt    = frag{"reset-at", "Reset-At"}
-)

@@ -44,6 +44,9 @@ func reason(status int, stream bool, code []byte, why string, msg []byte) string
 
 // appendToken copies an identifier, printable ASCII only.
 func appendToken(b, tok []byte, max int) []byte {
+	if len(tok) <= max && printable(tok) {
+		return append(b, tok...) // the usual case, in one copy
+	}
 	for i, c := range tok {
 		if i == max {
 			return append(b, "…"...)
@@ -54,6 +57,16 @@ func appendToken(b, tok []byte, max int) []byte {
 		b = append(b, c)
 	}
 	return b
+}
+
+// printable: appendToken would keep every byte of b.
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // appendQuote appends the upstream's message: JSON escapes decoded,
@@ -102,33 +115,40 @@ func quoteWords(b, raw []byte, max int) []byte {
 // is needed.
 func plainCut(raw []byte, max int) (int, bool) {
 	cut := len(raw)
-	stars, word := 0, 0
-	for i, c := range raw {
-		switch byteClass[c] {
-		case classPlain:
-			if word == 0 && looksSecret(raw[i:min(len(raw), i+7)]) {
-				return 0, false
-			}
-			stars = 0
-		case classStar:
-			if stars++; stars == 3 {
-				return 0, false
-			}
-		case classSpace:
-			if word == 0 || i == len(raw)-1 {
-				return 0, false // leading, doubled or trailing space
-			}
-			if i <= max {
-				cut = i
-			}
-			stars, word = 0, 0
-			continue
-		default:
+	for i := 0; i < len(raw); {
+		// raw[i] starts a word. Only a word led by 's', 'e' or 'b' can
+		// open a key, a JWT or a bearer token; a "***" mask anywhere
+		// is caught by the star count below.
+		if c := raw[i]; (c == 's' || c == 'e' || c|0x20 == 'b') && secretPrefix(raw[i:min(len(raw), i+7)]) {
 			return 0, false
 		}
-		if word++; word > maxWord {
-			return 0, false // a blob; the careful path replaces it
+		start, stars := i, 0
+	word:
+		for ; i < len(raw); i++ {
+			switch byteClass[raw[i]] {
+			case classPlain:
+				stars = 0
+			case classStar:
+				if stars++; stars == 3 {
+					return 0, false
+				}
+			default:
+				break word
+			}
 		}
+		if i == start || i-start > maxWord {
+			return 0, false // leading or doubled space, a stray byte, or a blob
+		}
+		if i == len(raw) {
+			break
+		}
+		if raw[i] != ' ' || i == len(raw)-1 {
+			return 0, false // an escape, a control byte, or a trailing space
+		}
+		if i <= max {
+			cut = i
+		}
+		i++
 	}
 	if len(raw) <= max {
 		return len(raw), true
@@ -226,8 +246,7 @@ func (q *quoter) flush(b []byte) []byte {
 
 // looksSecret: API keys (sk-…, sk-ant-…), JWTs (eyJ…), masked keys (****).
 func looksSecret(w []byte) bool {
-	if hasPrefixBytes(w, "sk-") || hasPrefixBytes(w, "sk_") || hasPrefixBytes(w, "eyJ") ||
-		len(w) >= 7 && equalFoldBS(w[:7], "bearer ") {
+	if secretPrefix(w) {
 		return true
 	}
 	stars := 0
@@ -239,6 +258,12 @@ func looksSecret(w []byte) bool {
 		}
 	}
 	return false
+}
+
+// secretPrefix: w opens a key, a JWT or, with "bearer ", a token.
+func secretPrefix(w []byte) bool {
+	return hasPrefixBytes(w, "sk-") || hasPrefixBytes(w, "sk_") || hasPrefixBytes(w, "eyJ") ||
+		len(w) >= 7 && equalFoldBS(w[:7], "bearer ")
 }
 
 // runeCut returns the largest n <= max that ends on a rune boundary.

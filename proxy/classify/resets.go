@@ -138,12 +138,19 @@ func parseDecimal[T ~string | ~[]byte](s T) (float64, bool) {
 	if len(s) == 0 || len(s) > 24 {
 		return 0, false
 	}
-	var n float64
-	i, digits := 0, 0
+	// Up to 15 digits the running value is an integer below 2^53, as
+	// exact in a float64 as in a uint64, where it adds up several times
+	// faster: a float chain waits on every multiply and add.
+	var u uint64
+	i := 0
+	for ; i < len(s) && i < 15 && s[i]-'0' <= 9; i++ {
+		u = u*10 + uint64(s[i]-'0')
+	}
+	n := float64(u)
 	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 		n = n*10 + float64(s[i]-'0')
-		digits++
 	}
+	digits := i
 	if i < len(s) && s[i] == '.' {
 		i++
 		scale := 0.1
@@ -188,7 +195,17 @@ func untilUnix[T ~string | ~[]byte](s T, now time.Time) time.Duration {
 		return 0
 	}
 	sec, frac := math.Modf(n)
-	return time.Unix(int64(sec), int64(frac*1e9)).Sub(now)
+	return untilStamp(int64(sec), int64(frac*1e9), now)
+}
+
+// untilStamp is time.Unix(sec, nsec).Sub(now), nsec in [0, 1e9). Sub
+// checks for overflow by adding the result back, which costs more than
+// the subtraction; a gap under 9e9 seconds (285 years) cannot overflow.
+func untilStamp(sec, nsec int64, now time.Time) time.Duration {
+	if d := sec - now.Unix(); d > -9e9 && d < 9e9 {
+		return time.Duration(d)*time.Second + time.Duration(nsec-int64(now.Nanosecond()))
+	}
+	return time.Unix(sec, nsec).Sub(now)
 }
 
 // tryAgainIn reads "Please try again in 11.054s", "try again in 28ms",

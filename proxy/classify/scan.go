@@ -27,6 +27,7 @@ const maxIDs = 8
 type fields struct {
 	ids    [maxIDs][]byte
 	idRank [maxIDs]uint8
+	idSig  codeSig // of ids
 	n      int
 
 	msg     []byte
@@ -54,6 +55,7 @@ func (f *fields) addID(b []byte, rank int) {
 	}
 	f.ids[f.n] = b
 	f.idRank[f.n] = uint8(rank)
+	addSig(&f.idSig, b)
 	f.n++
 }
 
@@ -96,20 +98,20 @@ func isDigits(b []byte) bool {
 	return len(b) > 0
 }
 
-// parseBody reads an error body. A body that is not a JSON object keeps
-// its leading text as the message, unless it is HTML (a proxy's error
-// page says nothing a person should read in the tray).
-func parseBody(b []byte) fields {
-	var f fields
+// parse reads an error body into f, which is zero. A body that is not a
+// JSON object keeps its leading text as the message, unless it is HTML
+// (a proxy's error page says nothing a person should read in the tray).
+// f is filled in place: fields is a few hundred bytes, and returning it
+// by value copies them.
+func (f *fields) parse(b []byte) {
 	i := skipWS(b, 0)
 	if i < len(b) && b[i] == '{' {
 		f.root(b, i)
-		return f
+		return
 	}
 	if i < len(b) && b[i] != '<' {
 		f.setMsg(b[i:], msgText)
 	}
-	return f
 }
 
 func (f *fields) root(b []byte, i int) {
@@ -300,7 +302,7 @@ func (it *iter) next() (key []byte, v int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, false
 	}
-	ke, _, okStr := scanString(b, i)
+	ke, okStr := scanString(b, i)
 	if !okStr {
 		return nil, 0, false
 	}
@@ -331,6 +333,10 @@ func (it *iter) end() int {
 }
 
 func skipWS(b []byte, i int) int {
+	// Bodies are mostly compact: one comparison settles that.
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -343,13 +349,13 @@ func skipWS(b []byte, i int) int {
 }
 
 // scanString reads the string whose opening quote is at b[i]. It returns
-// the index after the closing quote and whether backslash escapes occur.
-func scanString(b []byte, i int) (end int, esc, ok bool) {
+// the index after the closing quote.
+func scanString(b []byte, i int) (end int, ok bool) {
 	j := i + 1
 	for {
 		q := bytes.IndexByte(b[j:], '"')
 		if q < 0 {
-			return len(b), esc, false
+			return len(b), false
 		}
 		q += j
 		// The quote ends the string unless an odd run of backslashes
@@ -358,11 +364,8 @@ func scanString(b []byte, i int) (end int, esc, ok bool) {
 		for k := q - 1; k > i && b[k] == '\\'; k-- {
 			n++
 		}
-		if !esc && bytes.IndexByte(b[j:q], '\\') >= 0 {
-			esc = true
-		}
 		if n%2 == 0 {
-			return q + 1, esc, true
+			return q + 1, true
 		}
 		j = q + 1
 	}
@@ -377,7 +380,7 @@ func scalar(b []byte, i int) (s []byte, end int) {
 	}
 	switch b[i] {
 	case '"':
-		e, _, ok := scanString(b, i)
+		e, ok := scanString(b, i)
 		if !ok {
 			return nil, -1
 		}
@@ -407,7 +410,7 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		e, _, ok := scanString(b, i)
+		e, ok := scanString(b, i)
 		if !ok {
 			return -1
 		}
@@ -417,7 +420,7 @@ func skipValue(b []byte, i int) int {
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				e, _, ok := scanString(b, i)
+				e, ok := scanString(b, i)
 				if !ok {
 					return -1
 				}

@@ -27,6 +27,7 @@ type rule struct {
 	why    string
 
 	needles []needle // text, compiled by buildProfiles
+	codeSig codeSig  // sigOf(codes), likewise
 }
 
 // oauthRules are the answers of OAuth token endpoints and of APIs that
@@ -207,6 +208,7 @@ func buildProfiles() (map[string]*Profile, Profile) {
 	for _, t := range [][]rule{oauthRules, anthropicRules, openaiRules, codexRules, unauthorizedRefresh, zaiRules} {
 		for i := range t {
 			t[i].needles = compileNeedles(t[i].text)
+			t[i].codeSig = sigOf(t[i].codes)
 		}
 	}
 	b := map[string]*Profile{

@@ -25,7 +25,7 @@ func ParseUtilization(h http.Header, now time.Time) (*api.Utilization, bool) {
 	if len(h) == 0 {
 		return nil, false
 	}
-	var hs headerState
+	hs := headerState{usage: true}
 	hs.read(h)
 	// One allocation holds the answer and everything it points to; the
 	// proxy reads utilization on every response.
