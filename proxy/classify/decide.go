@@ -247,8 +247,14 @@ func equalFoldBS(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
+	// Upstreams spell their codes in lower case, as the tables do.
+	return string(b) == s || foldEqualBS(b, s)
+}
+
+//go:noinline
+func foldEqualBS(b []byte, s string) bool {
 	for i := 0; i < len(b); i++ {
-		if lowerASCII(b[i]) != lowerASCII(s[i]) {
+		if lowerTab[b[i]] != lowerTab[s[i]] {
 			return false
 		}
 	}

@@ -60,20 +60,37 @@ func (hs *headerState) read(h http.Header) {
 		if len(vs) == 0 || len(k) < len("x-codex-") {
 			continue
 		}
-		// Most headers (date, server, content-type…) are ruled out by
-		// their first letter. net/http hands over canonical keys, which
-		// canonical settles; a case-insensitive reading is the fallback
-		// for hand-built ones. A key in lower case cannot be canonical.
-		switch k[0] {
-		case 'R', 'A', 'X':
-			if hs.canonical(k, vs[0]) {
+		// Most headers (date, server, request-id…) are ruled out by
+		// their first and third letters, which no family shares: reTry,
+		// anThropic, x-Ratelimit, x-Codex. net/http hands over canonical
+		// keys, which canonical settles; a case-insensitive reading is
+		// the fallback for hand-built ones. A key in lower case cannot be
+		// canonical.
+		switch c := lowerTab[k[2]]; k[0] {
+		case 'R', 'A':
+			if c != 't' {
 				continue
 			}
-		case 'r', 'a', 'x':
+		case 'X':
+			if c != 'r' && c != 'c' {
+				continue
+			}
+		case 'r', 'a':
+			if c == 't' {
+				hs.folded(k, vs[0])
+			}
+			continue
+		case 'x':
+			if c == 'r' || c == 'c' {
+				hs.folded(k, vs[0])
+			}
+			continue
 		default:
 			continue
 		}
-		hs.folded(k, vs[0])
+		if !hs.canonical(k, vs[0]) {
+			hs.folded(k, vs[0])
+		}
 	}
 }
 

@@ -1,19 +1,81 @@
 package classify
 
 import (
+	"hash/maphash"
 	"net/http"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
 // maxQuote is how much of the upstream's message a reason quotes.
 const maxQuote = 120
 
-// reason builds the line a person reads in the tray:
+// Reason lines repeat: a pool that hits a limit has many requests refused
+// in the same words, and each verdict's line goes to an event and the
+// tray. A line is built once for its inputs and then shared, so a burst of
+// identical refusals costs neither the quoting nor an allocation each.
+//
+// The table is direct-mapped, a slot per hash of the inputs: a line whose
+// slot is taken replaces the one there, so it holds at most reasonSlots
+// lines and costs nothing to grow. Each slot has its own lock, held for a
+// few comparisons. It keeps the message's length and a seeded 64-bit hash,
+// not the message: a line quotes at most maxQuote bytes with keys
+// redacted, and the table must not keep more of an upstream's words than
+// that. Two messages of one length and hash are as unlikely as a wrong
+// byte from the network, and would only cost a line's wording, never a
+// verdict.
+const (
+	reasonSlots   = 256
+	reasonCodeMax = 48 // longer codes are quoted cut; their lines are not kept
+)
+
+type reasonSlot struct {
+	mu      sync.Mutex
+	status  int
+	stream  bool
+	msgLen  int
+	msgHash uint64
+	codeLen int
+	code    [reasonCodeMax]byte
+	why     string
+	line    string // "" while the slot is empty
+}
+
+var (
+	reasonTable [reasonSlots]reasonSlot
+	reasonSeed  = maphash.MakeSeed()
+)
+
+// reason returns the line for a refusal, from the table when the same
+// refusal was seen before.
+func reason(status int, stream bool, code []byte, why string, msg []byte) string {
+	if len(code) > reasonCodeMax {
+		return buildReason(status, stream, code, why, msg)
+	}
+	h := maphash.Bytes(reasonSeed, msg)
+	s := &reasonTable[(h^uint64(status)^uint64(len(code))<<8)%reasonSlots]
+	s.mu.Lock()
+	if s.line != "" && s.msgHash == h && s.msgLen == len(msg) && s.status == status && s.stream == stream &&
+		s.why == why && string(s.code[:s.codeLen]) == string(code) {
+		line := s.line
+		s.mu.Unlock()
+		return line
+	}
+	s.mu.Unlock()
+	line := buildReason(status, stream, code, why, msg)
+	s.mu.Lock()
+	s.status, s.stream, s.msgLen, s.msgHash, s.why, s.line = status, stream, len(msg), h, why, line
+	s.codeLen = copy(s.code[:], code)
+	s.mu.Unlock()
+	return line
+}
+
+// buildReason builds the line a person reads in the tray:
 //
 //	429 rate_limit_error: account rate limit — This request would exceed…
 //	stream error server_is_overloaded: servers overloaded — Our servers…
-func reason(status int, stream bool, code []byte, why string, msg []byte) string {
+func buildReason(status int, stream bool, code []byte, why string, msg []byte) string {
 	var buf [256]byte
 	b := buf[:0]
 	if stream {
