@@ -238,7 +238,9 @@ func report(r *Results) string {
 func microTitle(name string) string {
 	switch {
 	case name == "Classify429":
-		return "classify one verdict (Anthropic 429 with retry-after and limit headers)"
+		return "classify one verdict (Anthropic 429 with retry-after and limit headers; words seen before)"
+	case name == "Classify429FirstSight":
+		return "classify one verdict, the same 429 in words not seen before"
 	case name == "Pick8":
 		return "pick a credential among 8 (Pick + Release)"
 	case name == "Rewrite":

@@ -44,13 +44,13 @@ func BenchmarkClassify429(b *testing.B) {
 }
 
 // BenchmarkClassify429FirstSight is BenchmarkClassify429 with a message
-// the classifier has not seen: each of 512 bodies names a different
+// the classifier has not seen: each of 2048 bodies names a different
 // limit, more than the reason table holds, so every line is built and
 // allocated. A pool refused again in the same words costs what
 // BenchmarkClassify429 does.
 func BenchmarkClassify429FirstSight(b *testing.B) {
 	p := Lookup("anthropic")
-	bodies := make([][]byte, 2*reasonSlots)
+	bodies := make([][]byte, 8*reasonSlots)
 	for i := range bodies {
 		bodies[i] = fmt.Appendf(nil, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit of %d requests per minute."},"request_id":"req_011CWMy48MLiAUc9C2WYUgJW"}`, 1000+i)
 	}

@@ -10,7 +10,9 @@
 // in prose are in docs/providers.md.
 //
 // Nothing here touches the network or the clock: the caller passes now,
-// which turns reset timestamps into durations.
+// which turns reset timestamps into durations. The one thing kept between
+// calls is a small table of reason lines (reason.go), which saves
+// rebuilding a line for a refusal seen before and never changes a verdict.
 package classify
 
 import (

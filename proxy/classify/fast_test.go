@@ -108,6 +108,14 @@ func checkSpellings(t *testing.T, k string) {
 		if !filed && want != dumpHeaders(&headerState{}) {
 			t.Errorf("%q (usage %v): canonical declined a key folded files", k, usage)
 		}
+		// read's first look at a key passes every key either files.
+		for _, spelt := range []string{k, strings.ToLower(k)} {
+			viaRead := headerState{usage: usage}
+			viaRead.read(http.Header{spelt: {" 42 "}})
+			if got := dumpHeaders(&viaRead); got != want {
+				t.Errorf("%q (usage %v): read %s, folded %s", spelt, usage, got, want)
+			}
+		}
 	}
 }
 

@@ -43,10 +43,16 @@ func ParseUtilization(h http.Header, now time.Time) (*api.Utilization, bool) {
 			switch {
 			case w.name == "":
 				u.Status = cleanStatus(w.level)
+			// A usable unified window wins over a Codex one whichever
+			// the map hands over first; an unusable one takes nothing.
 			case equalFold(w.name, "5h"):
-				five = usageWindow(w, 1, now, &out.five, &out.t5)
+				if uw := usageWindow(w, 1, now, &out.five, &out.t5); uw != nil {
+					five = uw
+				}
 			case equalFold(w.name, "7d"):
-				seven = usageWindow(w, 1, now, &out.seven, &out.t7)
+				if uw := usageWindow(w, 1, now, &out.seven, &out.t7); uw != nil {
+					seven = uw
+				}
 			}
 		case kindCodex:
 			switch w.name {

@@ -93,3 +93,27 @@ func TestParseUtilizationGarbage(t *testing.T) {
 		t.Errorf("bad reset: %+v", u)
 	}
 }
+
+// With both families present, a usable unified window wins and an
+// unusable one yields to the Codex window, whatever order the header map
+// hands them over in (it changes from one range to the next).
+func TestParseUtilizationBothFamilies(t *testing.T) {
+	now := time.Unix(1788580000, 0).UTC()
+	for _, c := range []struct {
+		unified5h string
+		want      float64
+	}{{"0.25", 0.25}, {"garbage", 0.4}} {
+		h := hdr(
+			"Anthropic-Ratelimit-Unified-5h-Utilization", c.unified5h,
+			"X-Codex-Primary-Used-Percent", "40",
+			"X-Codex-Secondary-Used-Percent", "10",
+			"Anthropic-Ratelimit-Unified-7d-Utilization", "nan",
+		)
+		for range 64 {
+			u, ok := ParseUtilization(h, now)
+			if !ok || u.FiveHour == nil || u.FiveHour.Used != c.want || u.SevenDay == nil || u.SevenDay.Used != 0.1 {
+				t.Fatalf("unified 5h %q: %+v", c.unified5h, u)
+			}
+		}
+	}
+}
