@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -362,12 +364,36 @@ func compileNeedles(text []string) []needle {
 	var out []needle
 	for _, s := range text {
 		n := needle{s: s}
+		type pair struct {
+			gram   uint16
+			rarity int
+		}
+		var pairs []pair
 		for i := 0; i+1 < len(s); i++ {
-			n.grams = append(n.grams, gramOf(s[i], s[i+1]))
+			pairs = append(pairs, pair{gramOf(s[i], s[i+1]), letterRarity(s[i]) + letterRarity(s[i+1])})
+		}
+		// Rarest pairs first: most phrases are absent from a message,
+		// and a rare pair says so at the first look.
+		slices.SortStableFunc(pairs, func(a, b pair) int { return b.rarity - a.rarity })
+		for _, p := range pairs {
+			if !slices.Contains(n.grams, p.gram) {
+				n.grams = append(n.grams, p.gram)
+			}
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// letterRarity ranks a byte by how seldom it appears in English prose:
+// the space and 'e' are everywhere, 'z' almost nowhere. Digits and
+// punctuation count as rare.
+func letterRarity(c byte) int {
+	const byFrequency = " etaoinshrdlcumwfgypbvkjxqz"
+	if i := strings.IndexByte(byFrequency, c); i >= 0 {
+		return i
+	}
+	return len(byFrequency)
 }
 
 // holdsAny reports whether lower contains one of the needles.
