@@ -79,6 +79,10 @@ type Cooldown struct {
 	Step   int       `json:"step"`  // 1-based ladder step; 0 when the upstream gave the time
 	Steps  int       `json:"steps"` // ladder length, for "step 2/3"
 	Reason string    `json:"reason,omitempty"`
+	// Budget: the upstream said no requests remain for this model until
+	// Until (a spent request budget), rather than refusing one with a
+	// 429. A model can have both at once.
+	Budget bool `json:"budget,omitempty"`
 }
 
 // Park is a credential (Model empty) or one model of it out of service

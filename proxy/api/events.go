@@ -49,6 +49,7 @@ type Event struct {
 	Steps  int        `json:"steps,omitempty"`
 	Scope  string     `json:"scope,omitempty"`
 	Model  string     `json:"model,omitempty"`
+	Budget bool       `json:"budget,omitempty"` // cooldown_*: a spent request budget, not a 429 (api.Cooldown.Budget)
 
 	// rotated, fallback
 	From string `json:"from,omitempty"`

@@ -210,7 +210,7 @@ func (p *Pool) syncSpent(c *cred, b *budget, now time.Time, fx *effects) {
 // armSpent returns the cooldown for b's spent budget with the timer that
 // announces its end live. b.reset is after now. Requires p.mu.
 func (p *Pool) armSpent(c *cred, b *budget, now time.Time) *cooldown {
-	e := &cooldown{scope: ScopeModel, model: b.model, until: b.reset, reason: spentReason(b.reset, now)}
+	e := &cooldown{scope: ScopeModel, model: b.model, until: b.reset, reason: spentReason(b.reset, now), budget: true}
 	e.timer = p.clk.AfterFunc(max(e.until.Sub(now), 1), func() { p.endSpent(c, b, e) })
 	return e
 }
@@ -252,6 +252,7 @@ func spentEvent(t api.EventType, c *cred, e *cooldown, now time.Time) api.Event 
 	ev.Scope = string(ScopeModel)
 	ev.Model = e.model
 	ev.Reason = e.reason
+	ev.Budget = true
 	return ev
 }
 

@@ -34,7 +34,7 @@ func TestSpentBudgetCoolsUntilReset(t *testing.T) {
 	f.p.SetBudget("a", "m", 0, reset)
 	why := "budget spent (0 requests left until 12:00:40)"
 	want := api.Event{Type: api.EventCooldownStarted, Time: t0, Provider: "anthropic", CredentialID: "a", Label: "a",
-		Reason: why, Until: &reset, Steps: 3, Scope: "model", Model: "m"}
+		Reason: why, Until: &reset, Steps: 3, Scope: "model", Model: "m", Budget: true}
 	if ev := f.rec.take(); len(ev) != 1 || !sameEvent(ev[0], want) {
 		t.Fatalf("events %+v\nwant %+v", ev, want)
 	}
@@ -63,7 +63,7 @@ func TestSpentBudgetCoolsUntilReset(t *testing.T) {
 	// The credential itself is ready: only m is held, as the tray shows
 	// a model's cooldown ("m cooling 40s · budget spent …").
 	s := f.status("a")
-	wantCD := api.Cooldown{Scope: "model", Model: "m", Until: reset, Steps: 3, Reason: why}
+	wantCD := api.Cooldown{Scope: "model", Model: "m", Until: reset, Steps: 3, Reason: why, Budget: true}
 	if s.State != api.StateReady || len(s.Cooldowns) != 1 || s.Cooldowns[0] != wantCD {
 		t.Fatalf("status %s %+v, want ready with %+v", s.State, s.Cooldowns, wantCD)
 	}
@@ -79,7 +79,7 @@ func TestSpentBudgetCoolsUntilReset(t *testing.T) {
 	f.unavailable("m")
 	f.clk.Advance(time.Millisecond)
 	want = api.Event{Type: api.EventCooldownEnded, Time: reset, Provider: "anthropic", CredentialID: "a", Label: "a",
-		Reason: why, Scope: "model", Model: "m"}
+		Reason: why, Scope: "model", Model: "m", Budget: true}
 	if ev := f.rec.take(); len(ev) != 1 || !sameEvent(ev[0], want) {
 		t.Fatalf("events %+v\nwant %+v", ev, want)
 	}

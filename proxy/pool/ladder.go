@@ -75,6 +75,7 @@ type cooldown struct {
 	until  time.Time
 	step   int
 	reason string
+	budget bool        // a spent request budget's (budget.go), not a 429's
 	timer  clock.Timer // fires end at until
 }
 
@@ -83,7 +84,7 @@ type cooldown struct {
 func active(e *cooldown, now time.Time) bool { return e != nil && now.Before(e.until) }
 
 func (e *cooldown) api(steps int) api.Cooldown {
-	return api.Cooldown{Scope: string(e.scope), Model: e.model, Until: e.until, Step: e.step, Steps: steps, Reason: e.reason}
+	return api.Cooldown{Scope: string(e.scope), Model: e.model, Until: e.until, Step: e.step, Steps: steps, Reason: e.reason, Budget: e.budget}
 }
 
 // key names where a cooldown lives: exactly one of prov (provider scope)

@@ -67,7 +67,12 @@ type Model struct {
 	exhaustedSent map[string]bool // by provider
 }
 
-type coolKey struct{ provider, cred, scope, model string }
+// coolKey names one cooldown. A model can be held by a 429 and by a spent
+// request budget at once, each ending at its own time.
+type coolKey struct {
+	provider, cred, scope, model string
+	budget                       bool
+}
 
 type span struct{ start, until time.Time }
 
@@ -221,7 +226,7 @@ func (m *Model) applySnapshot(ev api.Event, now time.Time) {
 	for i := range m.status.Providers {
 		p := &m.status.Providers[i]
 		if p.Cooldown != nil {
-			m.keepSpan(coolKey{p.Name, "", scopeProvider, ""}, p.Cooldown.Until, start, seen)
+			m.keepSpan(coolKey{provider: p.Name, scope: scopeProvider}, p.Cooldown.Until, start, seen)
 		}
 		for j := range p.Credentials {
 			c := &p.Credentials[j]
@@ -259,7 +264,7 @@ func keyOf(provider, cred string, cd api.Cooldown) coolKey {
 	if scope == scopeModel {
 		model = cd.Model
 	}
-	return coolKey{provider, cred, scope, model}
+	return coolKey{provider: provider, cred: cred, scope: scope, model: model, budget: cd.Budget}
 }
 
 const (
@@ -272,7 +277,7 @@ func (m *Model) cooldownStarted(ev api.Event, now time.Time) {
 	if ev.Until == nil {
 		return
 	}
-	cd := api.Cooldown{Scope: ev.Scope, Model: ev.Model, Until: *ev.Until, Step: ev.Step, Steps: ev.Steps, Reason: ev.Reason}
+	cd := api.Cooldown{Scope: ev.Scope, Model: ev.Model, Until: *ev.Until, Step: ev.Step, Steps: ev.Steps, Reason: ev.Reason, Budget: ev.Budget}
 	if cd.Scope == "" {
 		cd.Scope = scopeCredential
 		if ev.CredentialID == "" {
@@ -286,7 +291,7 @@ func (m *Model) cooldownStarted(ev api.Event, now time.Time) {
 	if cd.Scope == scopeProvider {
 		p := m.provider(ev.Provider, true)
 		p.Cooldown = &cd
-		m.spans[coolKey{p.Name, "", scopeProvider, ""}] = span{start, cd.Until}
+		m.spans[coolKey{provider: p.Name, scope: scopeProvider}] = span{start, cd.Until}
 		return
 	}
 	c := m.cred(ev.CredentialID)
@@ -320,7 +325,7 @@ func (m *Model) cooldownEnded(ev api.Event) {
 	if scope == scopeProvider {
 		if p := m.provider(ev.Provider, false); p != nil {
 			p.Cooldown = nil
-			delete(m.spans, coolKey{p.Name, "", scopeProvider, ""})
+			delete(m.spans, coolKey{provider: p.Name, scope: scopeProvider})
 			for j := range p.Credentials {
 				c := &p.Credentials[j]
 				if c.State == api.StateCooling && !hasScope(c, scopeCredential) {
@@ -334,7 +339,7 @@ func (m *Model) cooldownEnded(ev api.Event) {
 	if c == nil {
 		return
 	}
-	k := keyOf(c.Provider, c.ID, api.Cooldown{Scope: scope, Model: ev.Model})
+	k := keyOf(c.Provider, c.ID, api.Cooldown{Scope: scope, Model: ev.Model, Budget: ev.Budget})
 	c.Cooldowns = slices.DeleteFunc(c.Cooldowns, func(x api.Cooldown) bool { return keyOf(c.Provider, c.ID, x) == k })
 	delete(m.spans, k)
 	if scope == scopeCredential && c.State == api.StateCooling {

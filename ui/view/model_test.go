@@ -409,6 +409,33 @@ func TestModelCooldownLeavesCredentialUsable(t *testing.T) {
 	}
 }
 
+// A spent request budget and a 429 can hold one model at once; each ends
+// on its own and takes only itself off the row.
+func TestBudgetAndRateLimitOnOneModel(t *testing.T) {
+	h := newHarness(t)
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()})
+	h.send(api.Event{Type: api.EventCooldownStarted, Provider: "anthropic", CredentialID: "c2", Scope: "model",
+		Model: "claude-opus-4", Until: until(2*time.Minute, h.clk.Now()), Step: 2, Steps: 3, Reason: "429"})
+	h.send(api.Event{Type: api.EventCooldownStarted, Provider: "anthropic", CredentialID: "c2", Scope: "model",
+		Model: "claude-opus-4", Until: until(30*time.Second, h.clk.Now()), Reason: "budget spent", Budget: true})
+	if r := h.row("c2"); r.Line != "claude-opus-4 cooling 2m · 429 · step 2/3" || !r.Counting {
+		t.Errorf("both: row %q counting %v", r.Line, r.Counting)
+	}
+	h.clk.Advance(30 * time.Second)
+	h.send(api.Event{Type: api.EventCooldownEnded, Provider: "anthropic", CredentialID: "c2", Scope: "model",
+		Model: "claude-opus-4", Reason: "budget spent", Budget: true})
+	r := h.row("c2")
+	if r.Line != "claude-opus-4 cooling 1m30s · 429 · step 2/3" || !r.Counting || r.Countdown != 0.75 {
+		t.Errorf("after the budget: row %q counting %v bar %v", r.Line, r.Counting, r.Countdown)
+	}
+	h.clk.Advance(90 * time.Second)
+	h.send(api.Event{Type: api.EventCooldownEnded, Provider: "anthropic", CredentialID: "c2", Scope: "model",
+		Model: "claude-opus-4", Reason: "429"})
+	if r := h.row("c2"); r.Counting || r.Badge.Level != LevelGood {
+		t.Errorf("after both: row %+v", r)
+	}
+}
+
 func TestSnapshotCooldownStartsItsBarFull(t *testing.T) {
 	h := newHarness(t)
 	s := snapshot()

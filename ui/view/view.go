@@ -404,7 +404,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 func (m *Model) countdown(r *Row, provider, cred string, cd *api.Cooldown, now time.Time) {
 	k := keyOf(provider, cred, *cd)
 	if cd.Scope == scopeProvider {
-		k = coolKey{provider, "", scopeProvider, ""}
+		k = coolKey{provider: provider, scope: scopeProvider}
 	}
 	left := cd.Until.Sub(now)
 	start := now
