@@ -35,6 +35,9 @@ type serverOptions struct {
 	Clock     clock.Clock
 	Transport http.RoundTripper
 	Logf      func(string, ...any)
+	// LoginRefresh is how often logins are looked over (refresher);
+	// default loginRefreshEvery.
+	LoginRefresh time.Duration
 }
 
 // server is a running proxy + admin API on one listener.
@@ -56,8 +59,11 @@ type server struct {
 	saveCh   chan struct{}
 	stopSave chan struct{}
 	saveDone chan struct{}
-	serveErr chan error
-	stopOnce sync.Once
+
+	stopRefresh context.CancelFunc
+	refreshDone chan struct{}
+	serveErr    chan error
+	stopOnce    sync.Once
 }
 
 // errAddrInUse is returned when the address is taken; the message names
@@ -228,6 +234,16 @@ func startServer(o serverOptions) (*server, error) {
 		// reach the log, not vanish.
 		ErrorLog: log.New(logWriter(logf), "", 0),
 	}
+	every := o.LoginRefresh
+	if every <= 0 {
+		every = loginRefreshEvery
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	s.stopRefresh, s.refreshDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.refreshDone)
+		refresher{clk: clk, every: every, m: s.secrets.oauth, pool: s.core.pool, providers: cfg.Providers}.run(rctx)
+	}()
 	go s.saveLoop()
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
@@ -268,6 +284,8 @@ func (s *server) Shutdown(ctx context.Context) error {
 			s.http.Close()
 			err = fmt.Errorf("in-flight requests did not finish in time; they were cut")
 		}
+		s.stopRefresh()
+		<-s.refreshDone
 		close(s.stopSave)
 		<-s.saveDone
 		if e := s.core.saveState(); e != nil && err == nil {

@@ -209,7 +209,13 @@ func (m *Manager) dueLocked(e *entry, force bool, now time.Time) bool {
 	if e.tok.Access == "" {
 		return true
 	}
-	return !e.tok.ExpiresAt.IsZero() && !now.Before(e.tok.ExpiresAt.Add(-m.o.Skew))
+	if e.tok.ExpiresAt.IsZero() || now.Before(e.tok.ExpiresAt.Add(-m.o.Skew)) {
+		return false
+	}
+	// A token issued for less than Skew is due the moment it arrives;
+	// renewing it on every request (or every look of the refresher) would
+	// spend a refresh each time, so a fresh one serves until it expires.
+	return e.renewedAt.IsZero() || now.Sub(e.renewedAt) >= recentRenewal || !now.Before(e.tok.ExpiresAt)
 }
 
 // backingOffLocked answers while refreshes wait after a temporary

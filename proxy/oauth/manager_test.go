@@ -284,3 +284,26 @@ func TestSecretRoundTrip(t *testing.T) {
 		t.Fatalf("label %q", l)
 	}
 }
+
+// A token issued for less than the skew is due as soon as it arrives. It
+// is renewed at most every 30 s while it lasts, not on every call: each
+// renewal spends a refresh token.
+func TestShortLivedTokenServesUntilDue(t *testing.T) {
+	e := newEnv(t, sim.OAuthOptions{AccessTTL: 2 * time.Minute})
+	e.login("c1", sim.Anthropic)
+	ctx := guard(t)
+	first, err := e.m.Token(ctx, "c1", e.anth, false)
+	if err != nil || e.oa.Stats().Rotations != 1 {
+		t.Fatalf("first call: %v %+v", err, e.oa.Stats())
+	}
+	for range 5 {
+		e.clk.Advance(5 * time.Second)
+		if got, err := e.m.Token(ctx, "c1", e.anth, false); err != nil || got.Access != first.Access {
+			t.Fatalf("renewed within 30 s of the last renewal: %v %+v", err, e.oa.Stats())
+		}
+	}
+	e.clk.Advance(5 * time.Second) // 30 s on
+	if got, err := e.m.Token(ctx, "c1", e.anth, false); err != nil || got.Access == first.Access || e.oa.Stats().Rotations != 2 {
+		t.Fatalf("not renewed 30 s on: %v %+v", err, e.oa.Stats())
+	}
+}

@@ -54,19 +54,29 @@ func (p *Pool) Park(id, model, kind, reason string) {
 	p.unlock(&fx)
 }
 
-// Unpark clears every park of a credential, e.g. after a successful
-// re-login or when the user says billing is sorted. It emits
-// credential_updated when there was anything to clear.
-func (p *Pool) Unpark(id string) {
+// Unpark clears the parks of a credential of the given kinds, or all of
+// them when none is given: after a successful re-login, when the user says
+// billing is sorted, or (ParkRelogin alone) when a CLI's login it was
+// imported from is good again. It emits credential_updated when there was
+// anything to clear.
+func (p *Pool) Unpark(id string, kinds ...string) {
 	p.mu.Lock()
 	c := p.byID[id]
 	if c == nil || len(c.parks) == 0 {
 		p.mu.Unlock()
 		return
 	}
+	n := len(c.parks)
+	c.parks = slices.DeleteFunc(c.parks, func(pk api.Park) bool { return len(kinds) == 0 || slices.Contains(kinds, pk.Kind) })
+	if len(c.parks) == n {
+		p.mu.Unlock()
+		return
+	}
 	now := p.clk.Now()
-	c.parks = nil
 	c.reason = ""
+	if len(c.parks) > 0 {
+		c.reason = c.parks[len(c.parks)-1].Reason
+	}
 	fx := effects{changed: true}
 	e := event(api.EventCredentialUpdated, c, now)
 	e.State = c.state(now)

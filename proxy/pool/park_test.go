@@ -162,3 +162,34 @@ func TestUnparkClearsEveryPark(t *testing.T) {
 		t.Fatal("not usable after Unpark")
 	}
 }
+
+// Unpark of one kind leaves the others: a login that came back does not
+// clear what billing said about a model.
+func TestUnparkOneKind(t *testing.T) {
+	f := newFixture(t, Config{}, "a", "b")
+	f.p.Park("a", "", api.ParkRelogin, "revoked")
+	f.p.Park("a", "opus", api.ParkPayment, "plan lacks opus")
+	f.rec.take()
+	f.p.Unpark("a", api.ParkPayment, "other") // the payment park goes
+	f.p.Unpark("a", api.ParkRelogin)
+	f.p.Unpark("a", api.ParkRelogin) // nothing of that kind left: no event
+	if ev := f.rec.take(); len(ev) != 2 || ev[1].Type != api.EventCredentialUpdated || ev[1].State != api.StateReady {
+		t.Fatalf("events %+v, want two credential_updated, then ready", ev)
+	}
+
+	f.p.Park("a", "", api.ParkRelogin, "revoked")
+	f.p.Park("a", "opus", api.ParkPayment, "plan lacks opus")
+	f.p.Unpark("a", api.ParkRelogin)
+	s := f.status("a")
+	if len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkPayment || s.Reason != "plan lacks opus" {
+		t.Fatalf("status %+v, want only the payment park left", s)
+	}
+	if got := f.pick("sonnet"); got != "a" && got != "b" {
+		t.Fatalf("picked %q", got)
+	}
+	for range 3 {
+		if got := f.pick("opus"); got != "b" {
+			t.Fatalf("opus went to %q while a's plan lacks it", got)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// loginRefreshEvery is how often the logins are looked over. The manager
+// renews an access token once it is within its skew (5 min) of expiry, so
+// a look a minute renews each with minutes to spare.
+const loginRefreshEvery = time.Minute
+
+// refresher keeps subscription logins usable while nothing uses them:
+//
+//   - an access token about to run out is renewed before a request has to
+//     wait for the token endpoint;
+//   - a login whose refresh token has died is parked when it dies, so the
+//     tray asks for a new login then, not when the next request fails;
+//   - a Claude Code or Codex login parked that way comes back by itself
+//     once its CLI holds a good login again (`claude /login`): the manager
+//     re-reads the CLI's file on each look.
+//
+// Renewing is the manager's: one refresh per credential at a time, shared
+// with requests, saved before it is used, backing off after a failure. A
+// look at a login that is not due costs a map lookup.
+type refresher struct {
+	clk       clock.Clock
+	every     time.Duration
+	m         *oauth.Manager
+	pool      *pool.Pool
+	providers map[string]config.Provider
+}
+
+// run looks over the logins until ctx ends.
+func (r refresher) run(ctx context.Context) {
+	for {
+		r.sweep(ctx)
+		if clock.Sleep(ctx, r.clk, r.every) != nil {
+			return
+		}
+	}
+}
+
+func (r refresher) sweep(ctx context.Context) {
+	for _, c := range r.pool.Status("") {
+		if ctx.Err() != nil {
+			return
+		}
+		if c.Kind != api.KindOAuth || c.State == api.StatePaused {
+			continue
+		}
+		parked := slices.ContainsFunc(c.Parks, func(p api.Park) bool { return p.Kind == api.ParkRelogin })
+		if parked && c.Source == "" {
+			continue // only a new login mends it
+		}
+		p, ok := oauthProvider(r.providers[c.Provider])
+		if !ok {
+			continue
+		}
+		_, err := r.m.Token(ctx, c.ID, p, false)
+		switch {
+		case err == nil:
+			if parked {
+				r.pool.Unpark(c.ID, api.ParkRelogin)
+			}
+		case errors.Is(err, proxy.ErrRelogin) || errors.Is(err, proxy.ErrNoRefresh):
+			r.pool.Park(c.ID, "", api.ParkRelogin, err.Error())
+		case ctx.Err() == nil && !parked:
+			// The endpoint is down or limiting, or the keychain locked:
+			// the manager backs off and the tray shows why.
+			r.pool.SetReason(c.ID, err.Error())
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/oauth"
+	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/sim"
+)
+
+// recorder is an api.Emitter that keeps what it is sent.
+type recorder struct {
+	mu sync.Mutex
+	ev []api.Event
+}
+
+func (r *recorder) Emit(e api.Event) {
+	r.mu.Lock()
+	r.ev = append(r.ev, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) types() []api.EventType {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []api.EventType
+	for _, e := range r.ev {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func (r *recorder) has(t api.EventType) bool {
+	for _, x := range r.types() {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshRig is a refresher over one login against the simulated token
+// endpoint, on a fake clock.
+type refreshRig struct {
+	t    *testing.T
+	clk  *clock.Fake
+	oa   *sim.OAuthServer
+	keys keychain.Store
+	rec  *recorder
+	pool *pool.Pool
+	r    refresher
+}
+
+// newRefreshRig's login c1 has no secret yet: the test stores one the
+// rig's token endpoint issued.
+func newRefreshRig(t *testing.T, source string) *refreshRig {
+	_, oa := startOAuthSim(t, sim.OAuthOptions{})
+	g := &refreshRig{t: t, clk: clock.NewFake(time.Now()), oa: oa, keys: keychain.NewMemory(), rec: &recorder{}}
+	g.pool = pool.New(g.clk, pool.Config{}, g.rec)
+	g.pool.Add(pool.Credential{ID: "c1", Provider: "anthropic", Label: "max", Kind: api.KindOAuth, Source: source})
+	m := newOAuthManager(g.clk, func() (keychain.Store, error) { return g.keys, nil }, g.rec, t.Logf, g.pool.SetExpiry)
+	cfg := config.Default()
+	cp := cfg.Providers["anthropic"]
+	cp.TokenURL = oa.URL() + "/v1/oauth/token"
+	cfg.Providers["anthropic"] = cp
+	g.r = refresher{clk: g.clk, every: time.Minute, m: m, pool: g.pool, providers: cfg.Providers}
+	return g
+}
+
+// after moves the clock on by d and has the refresher look.
+func (g *refreshRig) after(d time.Duration) {
+	g.clk.Advance(d)
+	g.r.sweep(context.Background())
+}
+
+func (g *refreshRig) status() api.CredentialStatus {
+	return g.pool.Status("anthropic")[0]
+}
+
+func grantSecret(tok sim.OAuthTokens) map[string]string {
+	return oauth.Tokens{Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: tok.ExpiresAt}.Secret()
+}
+
+// An idle login is renewed in its last minutes, with no request waiting;
+// one whose refresh token dies is parked when it dies, and the tray is
+// told to ask for a new login.
+func TestRefresherKeepsAnIdleLogin(t *testing.T) {
+	g := newRefreshRig(t, "")
+	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic)))) // an hour's token
+	g.after(0)
+	if st := g.oa.Stats(); st.Refreshes != 0 {
+		t.Fatalf("refreshed a fresh token: %+v", st)
+	}
+	g.after(50 * time.Minute)
+	if st := g.oa.Stats(); st.Refreshes != 0 {
+		t.Fatalf("refreshed 10 minutes early: %+v", st)
+	}
+	g.after(6 * time.Minute) // within five minutes of the end
+	if st := g.oa.Stats(); st.Rotations != 1 || !g.rec.has(api.EventTokenRefreshed) {
+		t.Fatalf("not renewed: %+v, events %v", st, g.rec.types())
+	}
+	saved, err := oauthTokens{keys: func() (keychain.Store, error) { return g.keys, nil }}.Load("c1")
+	if err != nil || saved.ExpiresAt.Before(g.clk.Now()) {
+		t.Fatalf("the renewed login was not saved: %+v %v", saved, err)
+	}
+	if s := g.status(); s.ExpiresAt == nil || !s.ExpiresAt.Equal(saved.ExpiresAt) {
+		t.Fatalf("status expiry %v, saved %v", s.ExpiresAt, saved.ExpiresAt)
+	}
+
+	// The account signs out everywhere: the next renewal is refused.
+	g.oa.Revoke(saved.Refresh)
+	g.after(saved.ExpiresAt.Sub(g.clk.Now()) - time.Minute)
+	s := g.status()
+	if len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin || !g.rec.has(api.EventReloginRequired) {
+		t.Fatalf("not parked: %+v, events %v", s, g.rec.types())
+	}
+	n := g.oa.Stats().Refreshes
+	g.after(time.Minute)
+	g.after(time.Minute)
+	if st := g.oa.Stats(); st.Refreshes != n {
+		t.Fatalf("kept asking the endpoint with a dead login: %+v", st)
+	}
+}
+
+// A Claude Code login that died comes back by itself once Claude Code
+// holds a good one again; the endpoint is not asked with the dead one.
+func TestRefresherAdoptsTheCLIsNewLogin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".credentials.json")
+	writeCC := func(tok sim.OAuthTokens) {
+		b := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":%q,"expiresAt":%d,"scopes":["user:inference"]}}`,
+			tok.Access, tok.Refresh, tok.ExpiresAt.UnixMilli())
+		if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newRefreshRig(t, oauth.SourceClaudeCode)
+	dead := g.oa.Grant(sim.Anthropic)
+	g.oa.Revoke(dead.Refresh)
+	writeCC(dead)
+	sec := grantSecret(dead)
+	sec["source"], sec["source_path"] = oauth.SourceClaudeCode, path
+	g.keys.Set(secretKey("c1"), mustJSON(sec))
+
+	g.after(56 * time.Minute)
+	if s := g.status(); len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin {
+		t.Fatalf("a dead imported login not parked: %+v", s)
+	}
+	n := g.oa.Stats().Refreshes
+	g.after(time.Minute)
+	if st := g.oa.Stats(); st.Refreshes != n {
+		t.Fatalf("asked the endpoint again with the dead login: %+v", st)
+	}
+
+	// The user runs `claude /login`.
+	writeCC(g.oa.Grant(sim.Anthropic))
+	g.after(time.Minute)
+	if s := g.status(); len(s.Parks) != 0 || s.State != api.StateReady {
+		t.Fatalf("the CLI's new login was not taken up: %+v", s)
+	}
+}
+
+// A login parked for a new login (not imported) and a paused one are
+// left alone: only the user can mend the first, and the second is not
+// wanted.
+func TestRefresherLeavesParkedAndPausedLogins(t *testing.T) {
+	g := newRefreshRig(t, "")
+	tok := g.oa.Grant(sim.Anthropic)
+	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(tok)))
+	g.pool.Park("c1", "", api.ParkRelogin, "revoked")
+	g.after(56 * time.Minute)
+	g.pool.Unpark("c1")
+	g.pool.Pause("c1")
+	g.after(time.Minute)
+	if st := g.oa.Stats(); st.Refreshes != 0 {
+		t.Fatalf("refreshed a parked or paused login: %+v", st)
+	}
+	g.pool.Resume("c1")
+	g.after(0)
+	if st := g.oa.Stats(); st.Rotations != 1 {
+		t.Fatalf("not refreshed once resumed: %+v", st)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// The running server renews a login that is about to run out with no
+// request made, and parks one whose refresh token is dead, on the wall
+// clock with the look shortened.
+func TestServerRefreshesIdleLogins(t *testing.T) {
+	up, oa := startOAuthSim(t, sim.OAuthOptions{AccessTTL: 4 * time.Minute}) // due: within the 5 min skew
+	home := oauthHome(t, oa)
+	claudeDir, codexDir := t.TempDir(), t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", claudeDir)
+	t.Setenv("CODEX_HOME", codexDir)
+	cc := oa.Grant(sim.Anthropic)
+	os.WriteFile(filepath.Join(claudeDir, ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":%q,"refreshToken":%q,"expiresAt":%d,"scopes":["user:inference"]}}`,
+		cc.Access, cc.Refresh, cc.ExpiresAt.UnixMilli())), 0o600)
+	cx := oa.Grant(sim.OpenAI)
+	os.WriteFile(filepath.Join(codexDir, "auth.json"), []byte(fmt.Sprintf(
+		`{"tokens":{"id_token":%q,"access_token":%q,"refresh_token":%q,"account_id":%q}}`,
+		cx.IDToken, cx.Access, cx.Refresh, cx.AccountID)), 0o600)
+	for _, cli := range []string{"claude-code", "codex"} {
+		if code, out, errs := runImport(cli, "--home", home); code != 0 {
+			t.Fatalf("import %s: %d %q %q", cli, code, out, errs)
+		}
+	}
+	oa.Revoke(cx.Refresh) // the ChatGPT account signed out everywhere
+
+	logs := &logBuf{}
+	s, err := startServer(serverOptions{Home: home, Logf: logs.logf, LoginRefresh: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	waitFor(t, "the Claude login renewed and the ChatGPT one parked", func() bool {
+		a, o := s.core.pool.Status("anthropic"), s.core.pool.Status("openai")
+		return oa.Stats().Rotations == 1 && len(a[0].Parks) == 0 &&
+			len(o[0].Parks) == 1 && o[0].Parks[0].Kind == api.ParkRelogin
+	})
+	if n := len(up.Requests()); n != 0 {
+		t.Fatalf("%d model requests were made", n)
+	}
+	if st := oa.Stats(); st.Rotations != 1 || st.Revoked < 1 {
+		t.Fatalf("token endpoint: %+v", st)
+	}
+}
+
+// waitFor polls cond until it holds; the limit only guards against a
+// hang, it is not a timing assertion.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
