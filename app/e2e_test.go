@@ -96,7 +96,13 @@ func (l *logBuf) String() string {
 
 func startHome(t *testing.T, home string, logs *logBuf) *server {
 	t.Helper()
-	s, err := startServer(serverOptions{Home: home, Logf: logs.logf})
+	return startWith(t, serverOptions{Home: home, Logf: logs.logf})
+}
+
+// startWith starts a server that stops when the test ends.
+func startWith(t *testing.T, o serverOptions) *server {
+	t.Helper()
+	s, err := startServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,40 +14,16 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/events"
 	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/sim"
 )
 
-// recorder is an api.Emitter that keeps what it is sent.
-type recorder struct {
-	mu sync.Mutex
-	ev []api.Event
-}
-
-func (r *recorder) Emit(e api.Event) {
-	r.mu.Lock()
-	r.ev = append(r.ev, e)
-	r.mu.Unlock()
-}
-
-func (r *recorder) types() []api.EventType {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []api.EventType
-	for _, e := range r.ev {
-		out = append(out, e.Type)
-	}
-	return out
-}
-
-func (r *recorder) has(t api.EventType) bool {
-	for _, x := range r.types() {
-		if x == t {
-			return true
-		}
-	}
-	return false
+// emitted reports whether the hub has had an event of type t.
+func emitted(h *events.Hub, t api.EventType) bool {
+	evs, _ := h.Since(0)
+	return slices.ContainsFunc(evs, func(e api.Event) bool { return e.Type == t })
 }
 
 // refreshRig is a refresher over one login against the simulated token
@@ -57,7 +33,7 @@ type refreshRig struct {
 	clk  *clock.Fake
 	oa   *sim.OAuthServer
 	keys keychain.Store
-	rec  *recorder
+	hub  *events.Hub
 	pool *pool.Pool
 	r    refresher
 }
@@ -66,10 +42,11 @@ type refreshRig struct {
 // rig's token endpoint issued.
 func newRefreshRig(t *testing.T, source string) *refreshRig {
 	_, oa := startOAuthSim(t, sim.OAuthOptions{})
-	g := &refreshRig{t: t, clk: clock.NewFake(time.Now()), oa: oa, keys: keychain.NewMemory(), rec: &recorder{}}
-	g.pool = pool.New(g.clk, pool.Config{}, g.rec)
+	g := &refreshRig{t: t, clk: clock.NewFake(time.Now()), oa: oa, keys: keychain.NewMemory()}
+	g.hub = events.NewHub(g.clk, 64)
+	g.pool = pool.New(g.clk, pool.Config{}, g.hub)
 	g.pool.Add(pool.Credential{ID: "c1", Provider: "anthropic", Label: "max", Kind: api.KindOAuth, Source: source})
-	m := newOAuthManager(g.clk, func() (keychain.Store, error) { return g.keys, nil }, g.rec, t.Logf, g.pool.SetExpiry)
+	m := newOAuthManager(g.clk, func() (keychain.Store, error) { return g.keys, nil }, g.hub, t.Logf, g.pool.SetExpiry)
 	cfg := config.Default()
 	cp := cfg.Providers["anthropic"]
 	cp.TokenURL = oa.URL() + "/v1/oauth/token"
@@ -107,8 +84,8 @@ func TestRefresherKeepsAnIdleLogin(t *testing.T) {
 		t.Fatalf("refreshed 10 minutes early: %+v", st)
 	}
 	g.after(6 * time.Minute) // within five minutes of the end
-	if st := g.oa.Stats(); st.Rotations != 1 || !g.rec.has(api.EventTokenRefreshed) {
-		t.Fatalf("not renewed: %+v, events %v", st, g.rec.types())
+	if st := g.oa.Stats(); st.Rotations != 1 || !emitted(g.hub, api.EventTokenRefreshed) {
+		t.Fatalf("not renewed: %+v", st)
 	}
 	saved, err := oauthTokens{keys: func() (keychain.Store, error) { return g.keys, nil }}.Load("c1")
 	if err != nil || saved.ExpiresAt.Before(g.clk.Now()) {
@@ -122,8 +99,8 @@ func TestRefresherKeepsAnIdleLogin(t *testing.T) {
 	g.oa.Revoke(saved.Refresh)
 	g.after(saved.ExpiresAt.Sub(g.clk.Now()) - time.Minute)
 	s := g.status()
-	if len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin || !g.rec.has(api.EventReloginRequired) {
-		t.Fatalf("not parked: %+v, events %v", s, g.rec.types())
+	if len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin || !emitted(g.hub, api.EventReloginRequired) {
+		t.Fatalf("not parked: %+v", s)
 	}
 	n := g.oa.Stats().Refreshes
 	g.after(time.Minute)
@@ -225,16 +202,7 @@ func TestServerRefreshesIdleLogins(t *testing.T) {
 	}
 	oa.Revoke(cx.Refresh) // the ChatGPT account signed out everywhere
 
-	logs := &logBuf{}
-	s, err := startServer(serverOptions{Home: home, Logf: logs.logf, LoginRefresh: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf, LoginRefresh: 20 * time.Millisecond})
 	waitFor(t, "the Claude login renewed and the ChatGPT one parked", func() bool {
 		a, o := s.core.pool.Status("anthropic"), s.core.pool.Status("openai")
 		return oa.Stats().Rotations == 1 && len(a[0].Parks) == 0 &&
