@@ -30,11 +30,11 @@ func BenchmarkMicroClassify429(b *testing.B) {
 }
 
 // BenchmarkMicroClassify429FirstSight is BenchmarkMicroClassify429 when
-// the message is new: each of 4096 bodies names a different limit, more
+// the message is new: each of 2048 bodies names a different limit, more
 // than the reason table keeps, so every line is built and allocated.
 func BenchmarkMicroClassify429FirstSight(b *testing.B) {
 	r, p, now := micro429()
-	bodies := make([][]byte, 4096)
+	bodies := make([][]byte, 2048)
 	for i := range bodies {
 		bodies[i] = fmt.Appendf(nil, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your organization's rate limit of %d requests per minute."},"request_id":"req_011CWMy48MLiAUc9C2WYUgJW"}`, 50+i)
 	}
