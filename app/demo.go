@@ -36,13 +36,17 @@ var demoCreds = []demoCred{
 
 // demoConfig shortens every wait so a person sees cooldowns start and end
 // within a minute.
-func demoConfig(simURL, oauthURL, listen string) config.Config {
+//
+// Model requests go through the OAuth server too, which hands them to the
+// sim after checking the access token: that is how a login's death (its
+// token expired, its refresh token revoked) reaches the proxy as a 401.
+func demoConfig(oauthURL, listen string) config.Config {
 	cfg := config.Default()
 	cfg.Listen = listen
 	for _, name := range []string{config.Anthropic, config.OpenAI} {
 		p := cfg.Providers[name]
-		p.BaseURL = simURL
-		p.ChatGPTBaseURL = simURL + "/backend-api/codex"
+		p.BaseURL = oauthURL
+		p.ChatGPTBaseURL = oauthURL + "/backend-api/codex"
 		p.TokenURL = oauthURL + "/oauth/token"
 		if name == config.Anthropic {
 			p.TokenURL = oauthURL + "/v1/oauth/token"
@@ -77,7 +81,7 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		up.Close()
 		return nil, fmt.Errorf("cannot start the simulated OAuth server: %v", err)
 	}
-	cfg := demoConfig(up.URL(), oa.URL(), listen)
+	cfg := demoConfig(oa.URL(), listen)
 	keys := keychain.NewMemory()
 	s, err := startServer(serverOptions{Config: &cfg, Keys: keys, Logf: logf})
 	if err != nil {
@@ -238,7 +242,7 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.addr, d.sim.URL(), len(demoCreds))
+	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.addr, d.oauth.URL(), len(demoCreds))
 	fmt.Fprintf(stdout, "Point a client at it:\n%s", setupText("shell", "http://"+d.srv.addr, d.srv.clientKey))
 	fmt.Fprintln(stdout, "Decisions as they happen (Ctrl-C to stop):")
 	go d.printEvents(ctx, stdout)

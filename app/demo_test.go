@@ -1,0 +1,54 @@
+package app
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// One turn of the demo's story shows every decision it promises, the dead
+// login included: a rate limit and its rotation, a capacity wait, a blip
+// retried in place, and a login that has to be renewed by hand.
+func TestDemoTellsItsWholeStory(t *testing.T) {
+	d, err := startDemo(freeAddr(t), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	sub, _ := d.srv.hub.Subscribe(0, 4096)
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	go d.traffic(ctx, 150*time.Millisecond)
+
+	want := map[api.EventType]bool{
+		api.EventCooldownStarted: false, api.EventRotated: false, api.EventWaitStarted: false,
+		api.EventRetried: false, api.EventReloginRequired: false,
+	}
+	missing := func() (out []api.EventType) {
+		for k, seen := range want {
+			if !seen {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for len(missing()) > 0 {
+		select {
+		case ev, ok := <-sub.C():
+			if !ok {
+				t.Fatal("the event stream closed")
+			}
+			if _, ok := want[ev.Type]; ok {
+				want[ev.Type] = true
+			}
+			if ev.Type == api.EventReloginRequired && ev.CredentialID != d.ids["claude-pro"] {
+				t.Fatalf("the wrong login died: %+v", ev)
+			}
+		case <-ctx.Done():
+			t.Fatalf("never shown: %v", missing())
+		}
+	}
+}
