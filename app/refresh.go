@@ -38,10 +38,15 @@ type refresher struct {
 	m         *oauth.Manager
 	pool      *pool.Pool
 	providers map[string]config.Provider
+
+	// noted is the reason a temporary failure put on each credential, to
+	// take it off again once a renewal works, unless something else has
+	// written its own reason since. Only the loop touches it.
+	noted map[string]string
 }
 
 // run looks over the logins until ctx ends.
-func (r refresher) run(ctx context.Context) {
+func (r *refresher) run(ctx context.Context) {
 	for {
 		r.sweep(ctx)
 		if clock.Sleep(ctx, r.clk, r.every) != nil {
@@ -50,7 +55,10 @@ func (r refresher) run(ctx context.Context) {
 	}
 }
 
-func (r refresher) sweep(ctx context.Context) {
+func (r *refresher) sweep(ctx context.Context) {
+	if r.noted == nil {
+		r.noted = map[string]string{}
+	}
 	for _, c := range r.pool.Status("") {
 		if ctx.Err() != nil {
 			return
@@ -72,12 +80,19 @@ func (r refresher) sweep(ctx context.Context) {
 			if parked {
 				r.pool.Unpark(c.ID, api.ParkRelogin)
 			}
+			if why, ok := r.noted[c.ID]; ok {
+				if c.Reason == why {
+					r.pool.SetReason(c.ID, "")
+				}
+				delete(r.noted, c.ID)
+			}
 		case errors.Is(err, proxy.ErrRelogin) || errors.Is(err, proxy.ErrNoRefresh):
 			r.pool.Park(c.ID, "", api.ParkRelogin, err.Error())
 		case ctx.Err() == nil && !parked:
 			// The endpoint is down or limiting, or the keychain locked:
 			// the manager backs off and the tray shows why.
 			r.pool.SetReason(c.ID, err.Error())
+			r.noted[c.ID] = err.Error()
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ type refreshRig struct {
 	keys keychain.Store
 	hub  *events.Hub
 	pool *pool.Pool
-	r    refresher
+	r    *refresher
 }
 
 // newRefreshRig's login c1 has no secret yet: the test stores one the
@@ -51,7 +52,7 @@ func newRefreshRig(t *testing.T, source string) *refreshRig {
 	cp := cfg.Providers["anthropic"]
 	cp.TokenURL = oa.URL() + "/v1/oauth/token"
 	cfg.Providers["anthropic"] = cp
-	g.r = refresher{clk: g.clk, every: time.Minute, m: m, pool: g.pool, providers: cfg.Providers}
+	g.r = &refresher{clk: g.clk, every: time.Minute, m: m, pool: g.pool, providers: cfg.Providers}
 	return g
 }
 
@@ -226,5 +227,35 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("never: %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The token endpoint down: the login is used while its token lasts; once
+// the token has run out the tray shows why renewing fails, and the note
+// goes when renewing works again.
+func TestRefresherNotesAnEndpointOutage(t *testing.T) {
+	g := newRefreshRig(t, "")
+	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic))))
+	g.oa.ScriptRefresh(sim.Step{Status: 503, Body: `{"error":"temporarily_unavailable"}`, Times: 4})
+	g.after(56 * time.Minute) // due; the manager then backs off 30 s, 1 m, 2 m, 5 m
+	for range 4 {
+		if s := g.status(); s.Reason != "" {
+			t.Fatalf("noted while the token still works: %+v", s)
+		}
+		g.after(time.Minute)
+	}
+	g.after(time.Minute) // 61 m: the token has run out, renewing waits
+	s := g.status()
+	if len(s.Parks) != 0 || !strings.Contains(s.Reason, "503") {
+		t.Fatalf("outage not shown: %+v", s)
+	}
+	for range 4 {
+		g.after(time.Minute)
+	}
+	if st := g.oa.Stats(); st.Rotations != 1 {
+		t.Fatalf("not renewed after the outage: %+v", st)
+	}
+	if s := g.status(); s.Reason != "" || len(s.Parks) != 0 {
+		t.Fatalf("after the outage: %+v", s)
 	}
 }

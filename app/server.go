@@ -242,7 +242,8 @@ func startServer(o serverOptions) (*server, error) {
 	s.stopRefresh, s.refreshDone = stop, make(chan struct{})
 	go func() {
 		defer close(s.refreshDone)
-		refresher{clk: clk, every: every, m: s.secrets.oauth, pool: s.core.pool, providers: cfg.Providers}.run(rctx)
+		r := &refresher{clk: clk, every: every, m: s.secrets.oauth, pool: s.core.pool, providers: cfg.Providers}
+		r.run(rctx)
 	}()
 	go s.saveLoop()
 	go func() { s.serveErr <- s.http.Serve(ln) }()

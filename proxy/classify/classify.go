@@ -12,7 +12,8 @@
 // Nothing here touches the network or the clock: the caller passes now,
 // which turns reset timestamps into durations. The one thing kept between
 // calls is a small table of reason lines (reason.go), which saves
-// rebuilding a line for a refusal seen before and never changes a verdict.
+// rebuilding a line for a refusal seen before; the verdict is the same
+// with or without it.
 package classify
 
 import (

@@ -24,7 +24,7 @@ const maxQuote = 120
 // redacted, and the table must not keep more of an upstream's words than
 // that. Two messages of one length and hash are as unlikely as a wrong
 // byte from the network, and would only cost a line's wording, never a
-// verdict.
+// class, scope or reset time.
 const (
 	reasonSlots   = 256
 	reasonCodeMax = 48 // longer codes are quoted cut; their lines are not kept
