@@ -209,66 +209,38 @@ func parseFallback(raw map[string]any, provs map[string]Provider, bad func(key, 
 			}
 			f.Enabled = b
 		case "models":
-			tbl, ok := v.(map[string]any)
-			if !ok {
-				return f, bad(key, "must be a table per provider, e.g. [fallback.models.openai]")
-			}
-			for _, name := range sortedKeys(tbl) {
-				pkey := key + "." + name
-				if err := known(pkey, name); err != nil {
-					return f, err
+			err := eachTier(key, "[fallback.models.openai]", v, known, bad, func(prov, t, tkey string, val any) error {
+				m, ok := val.(string)
+				if !ok || strings.TrimSpace(m) == "" || strings.Contains(m, "*") {
+					return bad(tkey, "must be a model name, e.g. \"gpt-5.1\"")
 				}
-				tiers, ok := tbl[name].(map[string]any)
-				if !ok {
-					return f, bad(pkey, "must be a table of tiers: strong, medium, fast")
-				}
-				ms := maps.Clone(f.Models[name])
+				ms := maps.Clone(f.Models[prov]) // the defaults stay as they are
 				if ms == nil {
 					ms = map[string]string{}
 				}
-				for _, t := range sortedKeys(tiers) {
-					tkey := pkey + "." + t
-					if err := checkTier(tkey, t, bad); err != nil {
-						return f, err
-					}
-					m, ok := tiers[t].(string)
-					if !ok || strings.TrimSpace(m) == "" || strings.Contains(m, "*") {
-						return f, bad(tkey, "must be a model name, e.g. \"gpt-5.1\"")
-					}
-					ms[t] = m
-				}
-				f.Models[name] = ms
+				ms[t] = m
+				f.Models[prov] = ms
+				return nil
+			})
+			if err != nil {
+				return f, err
 			}
 		case "tiers":
-			tbl, ok := v.(map[string]any)
-			if !ok {
-				return f, bad(key, "must be a table per provider, e.g. [fallback.tiers.openai]")
-			}
-			for _, name := range sortedKeys(tbl) {
-				pkey := key + "." + name
-				if err := known(pkey, name); err != nil {
-					return f, err
+			err := eachTier(key, "[fallback.tiers.openai]", v, known, bad, func(prov, t, tkey string, val any) error {
+				ps, err := patterns(tkey, val, bad)
+				if err != nil {
+					return err
 				}
-				tiers, ok := tbl[name].(map[string]any)
-				if !ok {
-					return f, bad(pkey, "must be a table of tiers: strong, medium, fast")
-				}
-				ts := maps.Clone(f.Tiers[name])
+				ts := maps.Clone(f.Tiers[prov])
 				if ts == nil {
 					ts = map[string][]string{}
 				}
-				for _, t := range sortedKeys(tiers) {
-					tkey := pkey + "." + t
-					if err := checkTier(tkey, t, bad); err != nil {
-						return f, err
-					}
-					ps, err := patterns(tkey, tiers[t], bad)
-					if err != nil {
-						return f, err
-					}
-					ts[t] = ps
-				}
-				f.Tiers[name] = ts
+				ts[t] = ps
+				f.Tiers[prov] = ts
+				return nil
+			})
+			if err != nil {
+				return f, err
 			}
 		default:
 			if err := known(key, k); err != nil {
@@ -291,6 +263,37 @@ func parseFallback(raw map[string]any, provs map[string]Provider, bad func(key, 
 		}
 	}
 	return f, nil
+}
+
+// eachTier walks a [fallback.models] or [fallback.tiers] table: a table
+// per known provider, each a table of tiers, handing visit every tier's
+// value with its key for messages.
+func eachTier(key, example string, v any, known func(key, name string) error, bad func(key, format string, a ...any) error,
+	visit func(provider, tier, tkey string, val any) error) error {
+	tbl, ok := v.(map[string]any)
+	if !ok {
+		return bad(key, "must be a table per provider, e.g. %s", example)
+	}
+	for _, name := range sortedKeys(tbl) {
+		pkey := key + "." + name
+		if err := known(pkey, name); err != nil {
+			return err
+		}
+		tiers, ok := tbl[name].(map[string]any)
+		if !ok {
+			return bad(pkey, "must be a table of tiers: strong, medium, fast")
+		}
+		for _, t := range sortedKeys(tiers) {
+			tkey := pkey + "." + t
+			if err := checkTier(tkey, t, bad); err != nil {
+				return err
+			}
+			if err := visit(name, t, tkey, tiers[t]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func parseLadder(key, src string, v any, provs map[string]Provider, bad func(key, format string, a ...any) error) ([]Rung, error) {

@@ -137,6 +137,10 @@ func TestFallbackErrorsNameTheKey(t *testing.T) {
 		{"[fallback.models.nobody]\nstrong = \"x\"", "fallback.models.nobody"},
 		{"[fallback.tiers.openai]\nfast = 3", "fallback.tiers.openai.fast"},
 		{"[fallback]\ntiers = 1", "fallback.tiers"},
+		{"[fallback]\nmodels = 1", "fallback.models"},
+		{"[fallback.models]\nopenai = \"gpt-5\"", "fallback.models.openai"},
+		{"[fallback.tiers]\nopenai = [\"gpt-5*\"]", "fallback.tiers.openai"},
+		{"[fallback.tiers.nobody]\nfast = [\"x\"]", "fallback.tiers.nobody"},
 		// A custom provider has no tier models: the rung must name one.
 		{"[providers.zai]\nwire = \"anthropic\"\nbase_url = \"https://x\"\n[[fallback.anthropic]]\nprovider = \"zai\"", "fallback.anthropic[0].model"},
 	} {
