@@ -19,6 +19,7 @@ import (
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
@@ -180,7 +181,7 @@ type oauthBranch struct {
 	m *oauth.Manager
 }
 
-func (b oauthBranch) Auth(ctx context.Context, cred pool.Credential, refresh bool) (proxy.Auth, error) {
+func (b oauthBranch) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth {
 		return oauthAuth(ctx, b.m, cred, b.s.providers[cred.Provider], refresh)
 	}

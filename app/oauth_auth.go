@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/config"
@@ -31,7 +31,7 @@ func (s oauthTokens) Load(id string) (oauth.Tokens, error) {
 	}
 	t, err := oauth.FromSecret(m)
 	if err != nil {
-		return oauth.Tokens{}, fmt.Errorf("%w: the login of %s in the keychain is unusable (%v); log in again", proxy.ErrRelogin, id, err)
+		return oauth.Tokens{}, fmt.Errorf("%w: the login of %s in the keychain is unusable (%v); log in again", auth.ErrRelogin, id, err)
 	}
 	return t, nil
 }
@@ -67,14 +67,14 @@ func (s oauthTokens) raw(id string) (map[string]string, error) {
 	}
 	v, err := keys.Get(secretKey(id))
 	if errors.Is(err, keychain.ErrNotFound) {
-		return nil, fmt.Errorf("%w: the login of %s is missing from the keychain; remove it and log in again", proxy.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: the login of %s is missing from the keychain; remove it and log in again", auth.ErrRelogin, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("keychain: %w", err)
 	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
-		return nil, fmt.Errorf("%w: the login of %s in the keychain is damaged; remove it and log in again", proxy.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: the login of %s in the keychain is damaged; remove it and log in again", auth.ErrRelogin, id)
 	}
 	return m, nil
 }
@@ -120,10 +120,10 @@ func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
 // oauthAuth is the oauth branch of the server's authenticator: the
 // credential's access token, renewed when due or when refresh is set (an
 // upstream said auth_expired), with the headers its upstream needs.
-func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp config.Provider, refresh bool) (proxy.Auth, error) {
+func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp config.Provider, refresh bool) (auth.Auth, error) {
 	p, ok := oauthProvider(cp)
 	if !ok {
-		return proxy.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", proxy.ErrRelogin, cred.Provider, cred.ID)
+		return auth.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", auth.ErrRelogin, cred.Provider, cred.ID)
 	}
 	a, err := m.Auth(ctx, cred.ID, p, refresh)
 	if err == nil && cp.Wire == "openai" {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/sim"
@@ -78,7 +78,7 @@ func TestOAuthTokenStore(t *testing.T) {
 	}
 }
 
-func isReloginErr(err error) bool { return errors.Is(err, proxy.ErrRelogin) }
+func isReloginErr(err error) bool { return errors.Is(err, auth.ErrRelogin) }
 
 // Subscription usage the upstream reports in headers is in `subpool list
 // --json` (and the table), and requests move to the credential with more

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/oauth"
@@ -86,7 +86,7 @@ func (r *refresher) sweep(ctx context.Context) {
 				}
 				delete(r.noted, c.ID)
 			}
-		case errors.Is(err, proxy.ErrRelogin) || errors.Is(err, proxy.ErrNoRefresh):
+		case errors.Is(err, auth.ErrRelogin) || errors.Is(err, auth.ErrNoRefresh):
 			r.pool.Park(c.ID, "", api.ParkRelogin, err.Error())
 		case ctx.Err() == nil && !parked:
 			// The endpoint is down or limiting, or the keychain locked:

@@ -9,14 +9,14 @@ import (
 	"sync"
 
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
-// secrets implements proxy.Authenticator from the keychain. Secrets are
+// secrets implements auth.Authenticator from the keychain. Secrets are
 // read once and kept in memory: a keychain round trip per request would
 // cost milliseconds and prompt on some desktops.
 type secrets struct {
@@ -44,14 +44,14 @@ func (s *secrets) load(id string) (map[string]string, error) {
 	}
 	raw, err := keys.Get(secretKey(id))
 	if errors.Is(err, keychain.ErrNotFound) {
-		return nil, fmt.Errorf("%w: the secret of %s is missing from the keychain; remove it and add it again", proxy.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: the secret of %s is missing from the keychain; remove it and add it again", auth.ErrRelogin, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("keychain: %w", err)
 	}
 	var v map[string]string
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return nil, fmt.Errorf("%w: the secret of %s is damaged; remove it and add it again", proxy.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: the secret of %s is damaged; remove it and add it again", auth.ErrRelogin, id)
 	}
 	s.cache[id] = v
 	return v, nil
@@ -63,17 +63,17 @@ func (s *secrets) forget(id string) {
 	s.mu.Unlock()
 }
 
-// Auth implements proxy.Authenticator.
-func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (proxy.Auth, error) {
+// Auth implements auth.Authenticator.
+func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth && s.oauth != nil {
 		return oauthAuth(ctx, s.oauth, cred, s.providers[cred.Provider], refresh)
 	}
 	if refresh {
-		return proxy.Auth{}, proxy.ErrNoRefresh
+		return auth.Auth{}, auth.ErrNoRefresh
 	}
 	v, err := s.load(cred.ID)
 	if err != nil {
-		return proxy.Auth{}, err
+		return auth.Auth{}, err
 	}
 	wire := s.providers[cred.Provider].Wire
 	h := http.Header{}
@@ -84,7 +84,7 @@ func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 		} else {
 			h.Set("Authorization", "Bearer "+v["key"])
 		}
-		return proxy.Auth{Header: h}, nil
+		return auth.Auth{Header: h}, nil
 	}
-	return proxy.Auth{}, fmt.Errorf("%w: %s credentials are not supported by this build", proxy.ErrRelogin, cred.Kind)
+	return auth.Auth{}, fmt.Errorf("%w: %s credentials are not supported by this build", auth.ErrRelogin, cred.Kind)
 }

@@ -12,243 +12,225 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
-// maxErrorBody bounds how much of a refusal we read to classify it; error
-// bodies are small, and a huge one is not worth buffering.
+// maxErrorBody bounds how much of a refusal is read to classify it; the
+// rest is passed on to the client unread.
 const maxErrorBody = 64 << 10
 
-// maxPoolWaits bounds the times one request waits for the pool; each wait
-// is itself bounded by sole_provider_max.
-const maxPoolWaits = 1000
+// request is one client request and what it has cost so far. The bounds
+// (attempts, waits, the capacity budget) are per client request, whichever
+// provider serves it, so a fallback run shares them.
+type request struct {
+	p     *Proxy
+	w     http.ResponseWriter
+	r     *http.Request
+	ctx   context.Context
+	start time.Time
+	info  requestInfo
 
-// run is one client request's journey through attempts and waits.
-type run struct {
-	p    *Proxy
-	w    http.ResponseWriter
-	r    *http.Request
-	ctx  context.Context
-	prov *Provider
-	// profile classifies the current attempt's answers: the provider's,
-	// or the credential's own (Auth.Profile).
-	profile *classify.Profile
-	upath   string
-	body    []byte
-	info    requestInfo
-	start   time.Time
-
-	attempts   int
-	lastCred   string // credential of the previous attempt
-	lastReason string // why the previous attempt did not serve
-	pinned     string // credential to retry on (transient, capacity, refresh)
-	exclude    map[string]bool
-	refreshed  map[string]bool
-	transient  map[string]int
-
-	capDeadline time.Time // set at the first capacity answer
-	capWaits    int
-	soleWaited  time.Duration
-	waits       int // pool waits, bounded so a pool that never frees up cannot hold a request forever
+	attempts int
+	waited   policy.Waited
+	capSince time.Time // the first capacity answer
+	capWaits int
 
 	// What the client finally got, for request_finished.
-	status int
-	class  classify.Class
-	cred   string
+	status     int
+	class      classify.Class
+	cred       string
+	fallbackTo string
+	// abort: a JSON answer failed after its headers went out; the
+	// connection is cut once request_finished is out.
+	abort bool
 }
 
-func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
-	rn := &run{p: p, w: w, r: r, ctx: r.Context(), prov: prov, upath: upath, start: p.o.Clock.Now()}
-	body, err := readBody(w, r, p.o.MaxBody)
-	switch {
-	case errors.Is(err, errTooLarge):
-		rn.refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", p.o.MaxBody), 0)
-	case err != nil:
-		// The client stopped sending: nothing to answer, nothing to cool.
-		rn.class = classify.Aborted
-	default:
-		rn.body = body
-		rn.info = inspect(r.Header, body)
-		rn.loop()
-	}
-	p.o.Events.Emit(api.Event{
-		Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: rn.cred,
-		Model: rn.info.Model, Path: upath, Status: rn.status, Class: string(rn.class),
-		Attempts: rn.attempts, LatencyMS: p.o.Clock.Now().Sub(rn.start).Milliseconds(),
-	})
+// run is the attempt loop on one provider: the client's, or a fallback
+// target. It carries out the policy's actions and decides nothing itself.
+type run struct {
+	*request
+	w       http.ResponseWriter // the client, or a translating writer
+	r       *http.Request
+	prov    *Provider
+	upath   string
+	body    []byte
+	model   string
+	auth    auth.Authenticator
+	profile *classify.Profile // the current attempt's rules
+
+	pinned     string // credential to try again (retry, capacity, refresh)
+	lastCred   string
+	lastReason string
+	exclude    map[string]bool
+	refreshed  map[string]bool
+	retries    map[string]int
 }
 
-// loop runs attempts until one answer reaches the client, the client
-// leaves, or there is nothing sensible left to try.
-func (rn *run) loop() {
+// loop runs attempts until the client has an answer or has left (nil),
+// or until no credential of the provider can serve the request in time:
+// then it returns the Exhausted action, having written nothing, so that
+// serving may detour to another provider.
+func (rn *run) loop() *policy.Action {
 	p := rn.p
 	for {
 		if rn.ctx.Err() != nil {
 			rn.class = classify.Aborted
-			return
+			return nil
 		}
-		if rn.attempts >= p.o.MaxAttempts {
-			rn.refuse(http.StatusBadGateway, fmt.Sprintf("gave up after %d upstream attempts; last: %s", rn.attempts, rn.lastReason), 0)
-			return
-		}
-		lease, ok := rn.lease()
-		if !ok {
-			return
+		lease, ex := rn.lease()
+		if lease == nil {
+			return ex
 		}
 		cred := lease.Credential
 		if rn.lastCred != "" && cred.ID != rn.lastCred {
 			p.o.Events.Emit(api.Event{Type: api.EventRotated, Provider: rn.prov.Name, CredentialID: cred.ID,
-				From: rn.lastCred, To: cred.ID, Reason: rn.lastReason, Model: rn.info.Model})
+				From: rn.lastCred, To: cred.ID, Reason: rn.lastReason, Model: rn.model})
 		}
 		rn.lastCred = cred.ID
 
-		auth, err := p.o.Auth.Auth(rn.ctx, cred, false)
+		au, err := rn.auth.Auth(rn.ctx, cred, false)
 		if err != nil {
 			lease.Release()
 			if rn.ctx.Err() != nil {
 				rn.class = classify.Aborted
-				return
+				return nil
 			}
 			rn.authFailed(cred, err)
 			continue
 		}
-
 		rn.attempts++
 		rn.profile = rn.prov.Profile
-		if auth.Profile != nil {
-			rn.profile = auth.Profile
+		if au.Profile != nil {
+			rn.profile = au.Profile
 		}
-		resp, err := rn.send(cred, auth)
-		now := p.o.Clock.Now()
-		if resp != nil {
-			if u, ok := classify.ParseUtilization(resp.Header, now); ok {
-				p.o.Pool.SetUtilization(cred.ID, u)
-			}
+		a := rn.answer(cred, au)
+		if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
+			a.close()
+			lease.Release()
+			rn.class = classify.Aborted
+			return nil
 		}
-		var v classify.Verdict
-		var errBody []byte
-		switch {
-		case err != nil:
-			if rn.ctx.Err() != nil {
-				err = context.Canceled
-			}
-			v = classify.Classify(rn.profile, classify.Response{Err: err}, now)
-		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			v = classify.Verdict{Class: classify.OK}
-		default:
-			errBody, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-			resp.Body.Close()
-			v = classify.Classify(rn.profile, classify.Response{Status: resp.StatusCode, Header: resp.Header, Body: errBody}, now)
-		}
-		// Before act and deliver, with the lease still held: a 2xx lets
-		// the waiting requests in (Confirm), and they must meet the new
-		// budget. The budget is the model's the lease was taken for:
-		// upstreams count request limits per model. A rate-limit
-		// refusal's budget is left to its cooldown, which the classifier
-		// already times by the spent count's reset; a second,
-		// budget-shaped cooldown would only repeat it.
-		if resp != nil && v.Class != classify.RateLimit {
-			if n, reset, ok := classify.ParseBudget(resp.Header, now); ok {
-				p.o.Pool.SetBudget(cred.ID, rn.info.Model, n, reset)
-			}
-		}
-
-		if v.Class == classify.OK && isEventStream(resp.Header) {
-			// Errors can arrive inside a 200 stream before any content;
-			// hold the preamble back so such a stream is retried like
-			// the HTTP error it stands for.
-			held, src, sv := rn.peekStream(resp)
-			if sv.Class != classify.OK {
-				resp.Body.Close()
-				v = sv
-				if v.Class == classify.Aborted || rn.ctx.Err() != nil {
-					lease.Release()
-					rn.class = classify.Aborted
-					return
-				}
-			} else {
-				rn.deliver(lease, resp, held, src)
-				return
-			}
-		}
-
-		if rn.act(lease, v, resp, errBody) {
-			return
+		act := policy.Decide(p.pol, rn.state(cred, a), a.verdict)
+		rn.record(cred, act, a.verdict)
+		if rn.carryOut(lease, act, a) {
+			return nil
 		}
 	}
 }
 
-// act carries out a verdict. It returns true when the request is finished
-// (answered or abandoned); false to go round again. It always releases
-// the lease, so waits do not hold an in-flight slot.
-func (rn *run) act(lease *pool.Lease, v classify.Verdict, resp *http.Response, errBody []byte) bool {
-	p := rn.p
-	pl := p.o.Pool
-	cred := lease.Credential
+// state is what the policy needs to know of the request at this answer.
+func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
+	s := policy.Attempt{
+		Attempts:   rn.attempts,
+		Model:      rn.model,
+		Retries:    rn.retries[cred.ID],
+		CanRefresh: cred.Kind == api.KindOAuth,
+		Refreshed:  rn.refreshed[cred.ID],
+		Provider:   rn.prov.Name,
+		Jitter:     rn.p.o.Jitter(),
+	}
+	if a.resp != nil && !a.inStream {
+		s.Status = a.resp.StatusCode
+	}
+	if a.verdict.Class == classify.Capacity {
+		now := rn.p.o.Clock.Now()
+		if rn.capSince.IsZero() {
+			// The budget starts at the first capacity answer, not at our
+			// wait: upstream time and body reads count against it.
+			rn.capSince = now
+		}
+		s.CapacityElapsed = now.Sub(rn.capSince)
+		s.CapacityWaits = rn.capWaits
+	}
+	return s
+}
+
+// record tells the pool what the action says it must know, before the
+// action is carried out.
+func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdict) {
+	pl := rn.p.o.Pool
 	reason := v.Reason
 	if reason == "" {
 		reason = string(v.Class)
 	}
-	rn.lastReason = reason
-	if v.Class != classify.OK {
+	if act.Kind != policy.Pass && act.Kind != policy.Stop {
+		rn.lastReason = reason
+	}
+	if act.Cool != nil {
+		scope := pool.Scope(act.Cool.Scope)
+		pl.CoolDown(cred.ID, rn.model, scope, act.Cool.RetryAfter, reason)
+	}
+	if act.Park != nil {
+		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
+	}
+	if v.Class == classify.Transient && act.Kind != policy.Pass {
+		// The credential's own upstream is failing: worth showing. Client
+		// errors, overloads and a client that left are not the
+		// credential's doing and leave its reason alone.
 		pl.SetReason(cred.ID, reason)
 	}
-
-	switch v.Class {
-	case classify.OK:
-		rn.deliver(lease, resp, nil, resp.Body)
-		return true
-
-	case classify.ClientError:
-		lease.Release()
+	if act.Kind == policy.Pass {
+		return // counted when the answer has been delivered
+	}
+	switch act.Count {
+	case policy.CountSuccess:
 		pl.Record(cred.ID, true, false)
-		rn.passThrough(cred.ID, resp, errBody, v.Class)
+	case policy.CountFailure:
+		pl.Record(cred.ID, false, false)
+	case policy.CountRateLimit:
+		pl.Record(cred.ID, false, true)
+	}
+}
+
+// carryOut does what act says with the answer a. It reports whether the
+// request is over for this run (the client has an answer or left). It
+// always releases the lease, so that waits hold no in-flight slot.
+func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
+	p := rn.p
+	cred := lease.Credential
+	switch act.Kind {
+	case policy.Pass:
+		rn.deliver(lease, a)
 		return true
 
-	case classify.Aborted:
+	case policy.Relay:
+		lease.Release()
+		rn.relay(cred.ID, a, act.Status)
+		return true
+
+	case policy.Fail:
+		a.close()
+		lease.Release()
+		rn.cred = cred.ID
+		rn.fail(act.Status, act.Message, 0)
+		return true
+
+	case policy.Stop:
+		a.close()
 		lease.Release()
 		rn.class = classify.Aborted
 		return true
 
-	case classify.RateLimit:
+	case policy.Rotate:
+		a.close()
 		lease.Release()
-		pl.Record(cred.ID, false, true)
-		scope := pool.ScopeCredential
-		switch v.Scope {
-		case classify.ScopeModel:
-			if rn.info.Model != "" {
-				scope = pool.ScopeModel
-			}
-		case classify.ScopeProvider:
-			scope = pool.ScopeProvider
-		}
-		pl.CoolDown(cred.ID, rn.info.Model, scope, v.RetryAfter, reason)
 		rn.pinned = ""
 		return false
 
-	case classify.Transient:
-		n := rn.transient[cred.ID]
-		if n >= len(p.o.TransientBackoff) {
-			lease.Release()
-			pl.Record(cred.ID, false, false)
-			status := http.StatusBadGateway
-			if resp != nil && resp.StatusCode >= 500 {
-				status = resp.StatusCode
-			}
-			rn.cred = cred.ID
-			rn.refuse(status, fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", rn.prov.Name, n+1, reason), 0)
-			return true
+	case policy.Retry:
+		a.close()
+		if rn.retries == nil {
+			rn.retries = map[string]int{}
 		}
-		if rn.transient == nil {
-			rn.transient = map[string]int{}
-		}
-		rn.transient[cred.ID] = n + 1
+		rn.retries[cred.ID]++
 		p.o.Events.Emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
-			Reason: reason, Attempts: rn.attempts, WaitMS: p.o.TransientBackoff[n].Milliseconds()})
-		// Keep the slot: the pause is short and the retry goes to the
+			Reason: rn.lastReason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
+		// The slot is kept: the pause is short and the retry goes to the
 		// same credential.
-		err := rn.sleep(p.o.TransientBackoff[n])
+		err := rn.sleep(act.Delay)
 		lease.Release()
 		if err != nil {
 			rn.class = classify.Aborted
@@ -257,55 +239,24 @@ func (rn *run) act(lease *pool.Lease, v classify.Verdict, resp *http.Response, e
 		rn.pinned = cred.ID
 		return false
 
-	case classify.Capacity:
+	case policy.WaitCapacity:
+		a.close()
 		lease.Release()
-		if p.o.CapacityMax <= 0 {
-			rn.passThrough(cred.ID, resp, errBody, v.Class)
-			return true
-		}
-		now := p.o.Clock.Now()
-		if rn.capDeadline.IsZero() {
-			// The budget starts at the first capacity answer, not at our
-			// wait: upstream time and body reads count against it.
-			rn.capDeadline = now.Add(p.o.CapacityMax)
-		}
-		remaining := rn.capDeadline.Sub(now)
-		if remaining <= 0 {
-			rn.passThrough(cred.ID, resp, errBody, v.Class)
-			return true
-		}
-		d := v.RetryAfter
-		if d <= 0 {
-			d = capacityBackoff(rn.capWaits, p.o.Jitter())
-		}
-		d = min(d, remaining)
 		rn.capWaits++
-		if rn.wait(api.WaitCapacity, cred.ID, d, reason) != nil {
+		if rn.wait(api.WaitCapacity, cred.ID, act.Delay, rn.lastReason, nil) != nil {
 			return true
 		}
 		rn.pinned = cred.ID
 		return false
 
-	case classify.AuthInvalid, classify.AuthExpired:
+	case policy.Refresh:
+		a.close()
 		lease.Release()
-		if v.Class == classify.AuthInvalid && (cred.Kind != api.KindOAuth || rn.refreshed[cred.ID]) {
-			pl.Record(cred.ID, false, false)
-			pl.Park(cred.ID, "", api.ParkRelogin, reason)
-			rn.pinned = ""
-			return false
-		}
-		// A login's 401 often means an expired access token even when
-		// the upstream does not say so: one refresh tells the two apart.
-		if rn.refreshed[cred.ID] {
-			pl.Park(cred.ID, "", api.ParkRelogin, "still rejected after a token refresh: "+reason)
-			rn.pinned = ""
-			return false
-		}
 		if rn.refreshed == nil {
 			rn.refreshed = map[string]bool{}
 		}
 		rn.refreshed[cred.ID] = true
-		if _, err := p.o.Auth.Auth(rn.ctx, cred, true); err != nil {
+		if _, err := rn.auth.Auth(rn.ctx, cred, true); err != nil {
 			if rn.ctx.Err() != nil {
 				rn.class = classify.Aborted
 				return true
@@ -315,34 +266,26 @@ func (rn *run) act(lease *pool.Lease, v classify.Verdict, resp *http.Response, e
 		}
 		rn.pinned = cred.ID
 		return false
-
-	case classify.Payment:
-		lease.Release()
-		pl.Record(cred.ID, false, false)
-		model := ""
-		if v.Scope == classify.ScopeModel {
-			model = rn.info.Model
-		}
-		pl.Park(cred.ID, model, api.ParkPayment, reason)
-		rn.pinned = ""
-		return false
 	}
-	// An unknown class is a classifier bug; pass the answer on rather
-	// than guess.
+	// Exhausted and WaitPool come from WhenUnavailable, never here.
+	a.close()
 	lease.Release()
-	rn.passThrough(cred.ID, resp, errBody, v.Class)
+	rn.fail(http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0)
 	return true
 }
 
-// authFailed handles a credential whose auth could not be prepared.
+// authFailed carries out the policy for a credential whose auth could not
+// be prepared.
 func (rn *run) authFailed(cred pool.Credential, err error) {
 	reason := err.Error()
 	rn.lastReason = reason
-	if errors.Is(err, ErrRelogin) || errors.Is(err, ErrNoRefresh) {
-		rn.p.o.Pool.Park(cred.ID, "", api.ParkRelogin, reason)
-	} else {
-		// Keychain locked, refresh endpoint down: this request goes on
-		// without the credential; the next one tries it again.
+	act := policy.AuthError(errors.Is(err, auth.ErrRelogin) || errors.Is(err, auth.ErrNoRefresh), reason)
+	if act.Park != nil {
+		rn.p.o.Pool.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
+	}
+	if act.Exclude {
+		// Keychain locked, refresh endpoint down: worth showing on the
+		// credential, and this request goes on without it.
 		rn.p.o.Pool.SetReason(cred.ID, reason)
 		if rn.exclude == nil {
 			rn.exclude = map[string]bool{}
@@ -352,145 +295,119 @@ func (rn *run) authFailed(cred pool.Credential, err error) {
 	rn.pinned = ""
 }
 
-// lease picks the credential for the next attempt, waiting out a short
-// pool-wide cooldown when that is all that stands in the way.
-func (rn *run) lease() (*pool.Lease, bool) {
+// lease picks the credential for the next attempt. When none can take the
+// request, the policy says whether to wait for the pool; a wait ends when
+// the pool says something changed (a release, a cooldown's end, a
+// credential added or resumed), not on a poll. One wait_started /
+// wait_ended pair covers the whole wait, however many wake-ups it takes.
+func (rn *run) lease() (*pool.Lease, *policy.Action) {
 	p := rn.p
+	pl := p.o.Pool
+	waiting := false
+	end := func(outcome string) {
+		if waiting {
+			waiting = false
+			p.o.Events.Emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name,
+				Kind: api.WaitSoleProvider, Outcome: outcome, Model: rn.model})
+		}
+	}
 	for {
+		changed := pl.Changed()
 		if rn.pinned != "" {
-			l, err := p.o.Pool.Acquire(rn.pinned, rn.info.Model)
+			l, err := pl.Acquire(rn.pinned, rn.model)
 			if err == nil {
-				return l, true
+				end("ready")
+				return l, nil
 			}
 			rn.pinned = ""
 		}
-		l, err := p.o.Pool.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.info.Model, Affinity: rn.info.Affinity, Exclude: rn.exclude})
+		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude})
 		if err == nil {
-			return l, true
+			end("ready")
+			return l, nil
 		}
 		var u *pool.Unavailable
 		if !errors.As(err, &u) {
-			rn.refuse(http.StatusServiceUnavailable, err.Error(), 0)
-			return nil, false
+			end("failed")
+			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error()}
 		}
-		left := p.o.SoleProviderMax - rn.soleWaited
-		var d time.Duration
-		switch {
-		case u.HasNext && u.NextReady <= left:
-			d = u.NextReady
-		case u.Busy > 0 && left > 0:
-			// Every usable credential is at its in-flight limit: a slot
-			// frees up when a request ends.
-			d = min(100*time.Millisecond, left)
+		act := policy.WhenUnavailable(p.pol, rn.waited, rn.view(u))
+		if act.Kind != policy.WaitPool {
+			end("gave_up")
+			return nil, &act
 		}
-		shortWait := d > 0 || (u.HasNext && u.NextReady == 0)
-		// Another provider serves the turn only when this one will not be
-		// ready within sole_provider_max: a conversation should not change
-		// model (and lose its prompt cache) over a cooldown of seconds.
-		// docs/fallback.md says why this differs from the issue's wording.
-		var fb string
-		if !shortWait {
-			var served bool
-			if fb, served = rn.fallback(u); served {
-				return nil, false
-			}
+		now := p.o.Clock.Now()
+		if !waiting {
+			waiting = true
+			until := now.Add(act.Delay)
+			p.o.Events.Emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name,
+				Kind: api.WaitSoleProvider, WaitMS: act.Delay.Milliseconds(), Until: &until, Reason: u.Error(), Model: rn.model})
 		}
-		if u.Total == 0 {
-			rn.refuse(http.StatusServiceUnavailable, fmt.Sprintf("no %s credentials: add one with `subpool add-key %s --label NAME` or `subpool login %s`", rn.prov.Name, rn.prov.Name, rn.prov.Name)+fb, 0)
-			return nil, false
+		err = rn.sleepUntil(act.Delay, changed)
+		after := p.o.Clock.Now()
+		rn.waited.Total += after.Sub(now)
+		rn.waited.Count++
+		if err != nil {
+			rn.class = classify.Aborted
+			end("aborted")
+			return nil, nil
 		}
-		if shortWait {
-			rn.waits++
-			if rn.waits > maxPoolWaits {
-				rn.refuse(http.StatusServiceUnavailable, u.Error(), 0)
-				return nil, false
-			}
-			// A cooldown that ends "now" still needs the clock to pass
-			// its instant; never spin on a zero wait.
-			d = max(d, time.Millisecond)
-			rn.soleWaited += d
-			if rn.wait(api.WaitSoleProvider, "", d, u.Error()) != nil {
-				return nil, false
-			}
-			continue
-		}
-		msg := u.Error()
-		status := http.StatusServiceUnavailable
-		var retry time.Duration
-		if u.HasNext {
-			status = http.StatusTooManyRequests
-			retry = u.NextReady
-			msg += fmt.Sprintf(" — too long to wait automatically (wait.sole_provider_max = %s)", p.o.SoleProviderMax)
-		}
-		if len(rn.exclude) > 0 && rn.lastReason != "" {
-			msg += "; last error: " + rn.lastReason
-		}
-		rn.refuse(status, msg+fb, retry)
-		return nil, false
 	}
 }
 
-// wait sleeps d on the clock with wait_started/wait_ended around it.
-// It returns an error (and marks the request aborted) if the client left.
-func (rn *run) wait(kind, credID string, d time.Duration, reason string) error {
+// view is the pool's answer as the policy reads it.
+func (rn *run) view(u *pool.Unavailable) policy.Unavailable {
+	why := u.Error()
+	if u.Total == 0 {
+		why = fmt.Sprintf("no %s credentials: add one with `subpool add-key %s --label NAME` or `subpool login %s`", rn.prov.Name, rn.prov.Name, rn.prov.Name)
+	} else if len(rn.exclude) > 0 && rn.lastReason != "" {
+		why += "; last error: " + rn.lastReason
+	}
+	return policy.Unavailable{Total: u.Total, Busy: u.Busy, NextReady: u.NextReady, HasNext: u.HasNext, Why: why}
+}
+
+// wait sleeps d with wait_started/wait_ended around it. It returns an
+// error (and marks the request aborted) if the client left.
+func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-chan struct{}) error {
 	p := rn.p
 	until := p.o.Clock.Now().Add(d)
 	p.o.Events.Emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name, CredentialID: credID,
-		Kind: kind, WaitMS: d.Milliseconds(), Until: &until, Reason: reason, Model: rn.info.Model})
-	err := rn.sleep(d)
+		Kind: kind, WaitMS: d.Milliseconds(), Until: &until, Reason: reason, Model: rn.model})
+	err := rn.sleepUntil(d, wake)
 	outcome := "ready"
 	if err != nil {
 		outcome = "aborted"
 		rn.class = classify.Aborted
 	}
 	p.o.Events.Emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
-		Kind: kind, Outcome: outcome, Model: rn.info.Model})
+		Kind: kind, Outcome: outcome, Model: rn.model})
 	return err
 }
 
-func (rn *run) sleep(d time.Duration) error {
+func (rn *run) sleep(d time.Duration) error { return rn.sleepUntil(d, nil) }
+
+// sleepUntil waits d on the clock, or until wake is closed, or until the
+// client leaves (an error).
+func (rn *run) sleepUntil(d time.Duration, wake <-chan struct{}) error {
 	t := rn.p.o.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-rn.ctx.Done():
 		return rn.ctx.Err()
 	case <-t.C():
-		return nil
+	case <-wake:
 	}
+	return nil
 }
 
-// capacityBackoff is 1s, 2s, 4s … capped at 30s, with equal jitter so
-// that many clients waiting on the same overloaded model spread out.
-func capacityBackoff(n int, j float64) time.Duration {
-	d := time.Second << min(n, 5)
-	d = min(d, 30*time.Second)
-	return d/2 + time.Duration(float64(d/2)*j)
-}
-
-// refuse answers with subpool's own provider-shaped error.
-func (rn *run) refuse(status int, msg string, retryAfter time.Duration) {
+// fail answers with subpool's own provider-shaped error.
+func (rn *run) fail(status int, msg string, retryAfter time.Duration) {
 	rn.status = status
 	if rn.class == "" {
-		rn.class = classify.Class("refused")
+		rn.class = classRefused
 	}
 	rn.setHeaders(rn.w.Header(), rn.cred)
 	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter)
-}
-
-// passThrough gives the client the upstream's own refusal, untouched.
-func (rn *run) passThrough(credID string, resp *http.Response, body []byte, class classify.Class) {
-	rn.class, rn.cred = class, credID
-	if resp == nil {
-		rn.refuse(http.StatusBadGateway, rn.lastReason, 0)
-		return
-	}
-	h := rn.w.Header()
-	copyHeader(h, resp.Header)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	rn.setHeaders(h, credID)
-	rn.status = resp.StatusCode
-	rn.w.WriteHeader(resp.StatusCode)
-	rn.w.Write(body)
 }
 
 func (rn *run) setHeaders(h http.Header, credID string) {
@@ -501,13 +418,13 @@ func (rn *run) setHeaders(h http.Header, credID string) {
 }
 
 // send makes one upstream request with cred's auth.
-func (rn *run) send(cred pool.Credential, auth Auth) (*http.Response, error) {
+func (rn *run) send(au auth.Auth) (*http.Response, error) {
 	base := rn.prov.BaseURL
-	if auth.BaseURL != "" {
-		base = auth.BaseURL
+	if au.BaseURL != "" {
+		base = au.BaseURL
 	}
 	path := rn.upath
-	if auth.StripV1 {
+	if au.StripV1 {
 		path = strings.TrimPrefix(path, "/v1")
 	}
 	u := strings.TrimRight(base, "/") + path
@@ -522,7 +439,7 @@ func (rn *run) send(cred pool.Credential, auth Auth) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Header = outboundHeader(rn.r.Header, auth.Header)
+	out.Header = outboundHeader(rn.r.Header, au.Header)
 	if rn.body != nil {
 		out.ContentLength = int64(len(rn.body))
 		b := rn.body
@@ -545,15 +462,15 @@ var dropOutbound = map[string]bool{
 // outboundHeader builds the upstream request's headers in one pass over
 // the client's (every request pays for it). Value slices are shared with
 // the inbound request, which nothing modifies.
-func outboundHeader(in, auth http.Header) http.Header {
-	h := make(http.Header, len(in)+len(auth))
+func outboundHeader(in, au http.Header) http.Header {
+	h := make(http.Header, len(in)+len(au))
 	for k, vs := range in {
 		if dropOutbound[k] || strings.HasPrefix(k, "X-Subpool-") {
 			continue
 		}
 		h[k] = vs
 	}
-	for k, vs := range auth {
+	for k, vs := range au {
 		ck := http.CanonicalHeaderKey(k)
 		if ck == "Anthropic-Beta" {
 			h[ck] = []string{mergeBetas(in.Values("Anthropic-Beta"), vs)}

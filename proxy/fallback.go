@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/sse"
 	"github.com/subpool/subpool/proxy/translate"
 )
 
@@ -33,33 +35,21 @@ type FallbackTarget struct {
 	Model    string
 }
 
-// classRefused is the class run.refuse gives an answer subpool wrote
-// itself.
-const classRefused = classify.Class("refused")
-
-// fallback is lease's hook for a request whose provider has no credential
-// that can take it (u). It runs before any sole-provider wait: a provider
-// with a ready credential serves now, where waiting would hold the client
-// for up to wait.sole_provider_max.
-//
-// It reports served when a target answered the client (or the client
-// left). Otherwise nothing was written, and note explains per target why
-// none could serve, for the refusal that may follow ("" when there is no
-// ladder).
-func (rn *run) fallback(u *pool.Unavailable) (note string, served bool) {
+// fallback is serving's detour for a request whose provider is exhausted
+// (ex). It reports served when a target answered the client (or the
+// client left). Otherwise nothing was written, and note explains per
+// target why none could serve, for the refusal that follows ("" when
+// there is no ladder).
+func (rn *run) fallback(ex *policy.Action) (note string, served bool) {
 	p := rn.p
 	from := clientWire(rn.upath)
 	if p.o.Fallback == nil || from == "" || rn.r.Method != http.MethodPost {
 		return "", false
 	}
-	// A busy credential frees up when a request ends and a cooldown ending
-	// now is no outage: neither is worth a different model.
-	if u.Busy > 0 || (u.HasNext && u.NextReady == 0) {
-		return "", false
-	}
+	reason := ex.Message
 	var skipped []string
-	for _, t := range p.o.Fallback(rn.prov.Name, rn.info.Model) {
-		why, done := rn.detour(t, from, u, skipped)
+	for _, t := range p.o.Fallback(rn.prov.Name, rn.model) {
+		why, done := rn.detour(t, from, reason, skipped)
 		if done {
 			return "", true
 		}
@@ -71,20 +61,25 @@ func (rn *run) fallback(u *pool.Unavailable) (note string, served bool) {
 	return "; no fallback: " + strings.Join(skipped, "; "), false
 }
 
-// detour serves the request on one target. done means the client has its
-// answer (or left); otherwise why says what kept the target from serving,
-// and the client has seen nothing.
-func (rn *run) detour(t FallbackTarget, from translate.Target, u *pool.Unavailable, skipped []string) (why string, done bool) {
+// detour serves the request on one target with the ordinary attempt loop,
+// through a writer that turns the target's answers into the client's wire.
+// done means the client has its answer (or left); otherwise why says what
+// kept the target from serving, and the client has seen nothing.
+func (rn *run) detour(t FallbackTarget, from translate.Target, reason string, skipped []string) (why string, done bool) {
 	p := rn.p
 	to := p.o.Providers[t.Provider]
 	if to == nil || to == rn.prov {
 		return "not a provider of this proxy", false
 	}
-	if why, down := p.targetDown(to.Name, t.Model); down {
-		return why, false
+	// Asked without a lease: a look that spends no request budget.
+	if u := p.o.Pool.Explain(pool.PickRequest{Provider: to.Name, Model: t.Model}); u != nil {
+		if u.Total == 0 {
+			return notLoggedIn(to.Name), false
+		}
+		return u.Error(), false
 	}
 	d := &detour{
-		to: to, model: t.Model, client: from, clientModel: rn.info.Model, stream: rn.info.Stream,
+		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream,
 		src: rn.body, bodies: map[translate.Target]translated{}, logf: p.o.Logf,
 	}
 	d.upath = d.targetPath(rn.upath)
@@ -94,8 +89,6 @@ func (rn *run) detour(t FallbackTarget, from translate.Target, u *pool.Unavailab
 		// request is fine, only this detour is impossible.
 		return err.Error(), false
 	}
-
-	reason := u.Error()
 	if len(skipped) > 0 {
 		reason += "; skipped " + strings.Join(skipped, "; ")
 	}
@@ -103,67 +96,26 @@ func (rn *run) detour(t FallbackTarget, from translate.Target, u *pool.Unavailab
 	fw.onCommit = func(h http.Header) {
 		h.Set("x-subpool-fallback", to.Name+"/"+t.Model)
 		p.o.Events.Emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
-			From: rn.prov.Name, To: to.Name, Model: rn.info.Model, Reason: reason})
-		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.info.Model, to.Name, t.Model, reason)
+			From: rn.prov.Name, To: to.Name, Model: rn.model, Reason: reason})
+		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}
-
-	o := p.o
-	// One level: the target's own outage is not detoured again.
-	o.Fallback = nil
-	o.Auth = detourAuth{Authenticator: p.o.Auth, d: d}
 	tr := &run{
-		p: &Proxy{o: o}, w: fw, r: d.request(rn.r), ctx: rn.ctx, prov: to, upath: d.upath, body: body,
-		info:  requestInfo{Model: t.Model, Stream: rn.info.Stream, Affinity: rn.info.Affinity},
-		start: rn.start,
-		// The bounds are per client request, not per provider.
-		attempts: rn.attempts, soleWaited: rn.soleWaited, waits: rn.waits,
-		capDeadline: rn.capDeadline, capWaits: rn.capWaits,
+		request: rn.request, w: fw, r: d.request(rn.r), prov: to, upath: d.upath, body: body, model: t.Model,
+		auth: detourAuth{Authenticator: rn.auth, d: d},
 	}
 	d.run = tr
-	tr.loop()
-	rn.attempts, rn.soleWaited, rn.waits = tr.attempts, tr.soleWaited, tr.waits
-	rn.capDeadline, rn.capWaits = tr.capDeadline, tr.capWaits
-
-	if tr.class == classRefused && tr.cred == "" && !fw.committed {
-		// The target ran out while trying (its only key answered 429), or
-		// the attempts did. Its refusal was held back, so the request goes
-		// on as if the target had been out from the start.
-		why, down := p.targetDown(to.Name, t.Model)
-		if !down {
-			why = fw.heldMessage()
-		}
+	if ex := tr.loop(); ex != nil && !fw.committed {
+		// The target ran out while trying (its only key answered 429):
+		// the request goes on as if it had been out from the start.
+		why := ex.Message
 		if tr.lastReason != "" && !strings.Contains(why, tr.lastReason) {
 			why += " (last answer: " + tr.lastReason + ")"
 		}
 		return why, false
 	}
 	fw.finish(rn.prov.Wire)
-	rn.status, rn.class, rn.cred = tr.status, tr.class, tr.cred
+	rn.fallbackTo = to.Name + "/" + t.Model
 	return "", true
-}
-
-// targetDown says why no credential of provider can take a request for
-// model now; down is false when one can.
-func (p *Proxy) targetDown(provider, model string) (why string, down bool) {
-	if d, ok := p.o.Pool.NextReady(provider, model); ok && d == 0 {
-		return "", false
-	}
-	// Pick only fails here, and a failed Pick changes nothing; it is asked
-	// for its Unavailable, which words every case as the pool sees it.
-	l, err := p.o.Pool.Pick(pool.PickRequest{Provider: provider, Model: model})
-	if err == nil {
-		// A cooldown ended between the two looks.
-		l.Release()
-		return "", false
-	}
-	var u *pool.Unavailable
-	if !errors.As(err, &u) {
-		return err.Error(), true
-	}
-	if u.Total == 0 {
-		return notLoggedIn(provider), true
-	}
-	return u.Error(), true
 }
 
 // notLoggedIn tells the user how to give provider a credential.
@@ -249,11 +201,11 @@ func (d *detour) targetPath(clientPath string) string {
 // upWire is the wire of an attempt with auth. A ChatGPT login sends its
 // requests to the Codex backend (Auth.BaseURL, StripV1), which takes a
 // stricter Responses request than the API.
-func (d *detour) upWire(auth Auth) translate.Target {
+func (d *detour) upWire(au auth.Auth) translate.Target {
 	switch {
 	case d.to.Wire == "anthropic":
 		return translate.Anthropic
-	case auth.BaseURL != "" || auth.StripV1:
+	case au.BaseURL != "" || au.StripV1:
 		return translate.ChatGPTCodex
 	case d.upath == "/v1/responses":
 		return translate.OpenAIResponses
@@ -290,13 +242,13 @@ func (d *detour) prepare(creds []api.CredentialStatus) ([]byte, error) {
 		if c.State != api.StateReady {
 			continue
 		}
-		w := d.upWire(Auth{StripV1: c.Kind == api.KindOAuth})
+		w := d.upWire(auth.Auth{StripV1: c.Kind == api.KindOAuth})
 		if !slices.Contains(wires, w) {
 			wires = append(wires, w)
 		}
 	}
 	if len(wires) == 0 {
-		wires = append(wires, d.upWire(Auth{}))
+		wires = append(wires, d.upWire(auth.Auth{}))
 	}
 	var first error
 	for _, w := range wires {
@@ -320,7 +272,7 @@ func (d *detour) prepare(creds []api.CredentialStatus) ([]byte, error) {
 // other API (anthropic-beta, Claude Code's ?beta=true), so only neutral
 // ones are kept.
 func (d *detour) request(r *http.Request) *http.Request {
-	if sameWire(d.client, d.upWire(Auth{})) {
+	if sameWire(d.client, d.upWire(auth.Auth{})) {
 		return r
 	}
 	out := r.Clone(r.Context())
@@ -371,11 +323,11 @@ func withModel(body []byte, model string) ([]byte, error) {
 // own auth it picks the wire that auth calls for and hands the run the
 // request in that wire, since a pool may mix API keys and ChatGPT logins.
 type detourAuth struct {
-	Authenticator
+	auth.Authenticator
 	d *detour
 }
 
-func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (Auth, error) {
+func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	au, err := a.Authenticator.Auth(ctx, cred, refresh)
 	if err != nil || refresh {
 		return au, err
@@ -384,7 +336,7 @@ func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool
 	body, err := a.d.body(w)
 	if err != nil {
 		// Not the credential's fault; the run moves on to another one.
-		return Auth{}, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
+		return auth.Auth{}, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
 	}
 	a.d.up, a.d.run.body = w, body
 	return au, nil
@@ -493,14 +445,14 @@ func (fw *detourWriter) translate(final bool) error {
 	if n == 0 {
 		return nil
 	}
-	r := translate.NewEventReader(bytes.NewReader(b[:n]))
+	r := sse.NewReader(bytes.NewReader(b[:n]), 0, false)
 	var out []byte
 	for {
-		ev, data, err := r.Next()
+		ev, err := r.Next()
 		if err != nil {
 			break
 		}
-		o, err := fw.st.Feed(ev, data)
+		o, err := fw.st.Feed(ev.Name, ev.Data)
 		out = append(out, o...)
 		if err != nil {
 			// The translator is broken now; Close writes the error event.
@@ -587,18 +539,4 @@ func (fw *detourWriter) writeHeld(clientWire string) {
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	fw.w.WriteHeader(status)
 	fw.w.Write(out)
-}
-
-// heldMessage is the message of a held error body, in either provider's
-// shape.
-func (fw *detourWriter) heldMessage() string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(fw.buf.Bytes(), &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	return fmt.Sprintf("answered %d", fw.status)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/sse"
 	"io"
 	"regexp"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/sim"
-	"github.com/subpool/subpool/proxy/translate"
 )
 
 // Fallback across providers: with every credential of the client's
@@ -58,17 +59,18 @@ func (e *env) coolAll(provider string, d time.Duration) {
 	}
 }
 
-type sse struct {
+type sseEvent struct {
 	name string
 	data map[string]any
 }
 
-func readSSE(t *testing.T, body string) []sse {
+func readSSE(t *testing.T, body string) []sseEvent {
 	t.Helper()
-	var out []sse
-	r := translate.NewEventReader(strings.NewReader(body))
+	var out []sseEvent
+	r := sse.NewReader(strings.NewReader(body), 0, false)
 	for {
-		name, data, err := r.Next()
+		ev, err := r.Next()
+		name, data := ev.Name, ev.Data
 		if errors.Is(err, io.EOF) {
 			return out
 		}
@@ -79,7 +81,7 @@ func readSSE(t *testing.T, body string) []sse {
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatalf("event %s: %s is not JSON", name, data)
 		}
-		out = append(out, sse{name, m})
+		out = append(out, sseEvent{name, m})
 	}
 }
 
@@ -241,11 +243,11 @@ func TestFallbackServesClaudeCodeOnOpenAI(t *testing.T) {
 // codexAuth gives ChatGPT logins what the real authenticator gives them:
 // the Codex backend as base URL, without /v1.
 type codexAuth struct {
-	Authenticator
+	auth.Authenticator
 	base string
 }
 
-func (a codexAuth) Auth(ctx context.Context, c pool.Credential, refresh bool) (Auth, error) {
+func (a codexAuth) Auth(ctx context.Context, c pool.Credential, refresh bool) (auth.Auth, error) {
 	au, err := a.Authenticator.Auth(ctx, c, refresh)
 	if err == nil && c.Kind == api.KindOAuth {
 		au.BaseURL, au.StripV1 = a.base, true

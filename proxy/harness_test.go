@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/subpool/subpool/proxy/auth"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,14 +56,14 @@ type keyAuth struct {
 	err     map[string]error  // credential id → error to return
 }
 
-func (k *keyAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (Auth, error) {
+func (k *keyAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err := k.err[cred.ID]; err != nil {
-		return Auth{}, err
+		return auth.Auth{}, err
 	}
 	if refresh {
-		return Auth{}, ErrNoRefresh
+		return auth.Auth{}, auth.ErrNoRefresh
 	}
 	h := http.Header{}
 	if k.wire[cred.Provider] == "anthropic" {
@@ -70,7 +71,7 @@ func (k *keyAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 	} else {
 		h.Set("Authorization", "Bearer "+k.secrets[cred.ID])
 	}
-	return Auth{Header: h}, nil
+	return auth.Auth{Header: h}, nil
 }
 
 // env is one proxy in front of one simulated upstream, both on real

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/subpool/subpool/proxy/auth"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -167,8 +168,8 @@ var microAnswer = []byte(`{"id":"msg_01","type":"message","role":"assistant","mo
 // microAuth is an Authenticator for API keys held in memory.
 type microAuth struct{}
 
-func (microAuth) Auth(_ context.Context, cred pool.Credential, _ bool) (Auth, error) {
-	return Auth{Header: http.Header{"X-Api-Key": {"sk-" + cred.ID}}}, nil
+func (microAuth) Auth(_ context.Context, cred pool.Credential, _ bool) (auth.Auth, error) {
+	return auth.Auth{Header: http.Header{"X-Api-Key": {"sk-" + cred.ID}}}, nil
 }
 
 // roundTrip serves one small JSON request through h into a recorder.

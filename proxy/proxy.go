@@ -7,15 +7,18 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/guard"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -31,7 +34,7 @@ type Provider struct {
 type Options struct {
 	Clock     clock.Clock // default clock.Real{}
 	Pool      *pool.Pool
-	Auth      Authenticator
+	Auth      auth.Authenticator
 	Events    api.Emitter // default api.Discard
 	Providers map[string]*Provider
 
@@ -64,6 +67,7 @@ type Options struct {
 // Proxy is the http.Handler for the model routes.
 type Proxy struct {
 	o        Options
+	pol      policy.Config
 	refused  guard.Refusals
 	inFlight atomic.Int64
 	wg       chanGroup
@@ -95,8 +99,19 @@ func New(o Options) *Proxy {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	return &Proxy{o: o}
+	return &Proxy{o: o, pol: policy.Config{
+		TransientBackoff: o.TransientBackoff,
+		CapacityMax:      o.CapacityMax,
+		MaxAttempts:      o.MaxAttempts,
+		SoleProviderMax:  o.SoleProviderMax,
+		MaxPoolWaits:     maxPoolWaits,
+	}}
 }
+
+// maxPoolWaits bounds the times one request waits for the pool; each wait
+// ends when the pool says something changed, so this only stops a pool
+// that keeps changing without ever freeing a credential.
+const maxPoolWaits = 1000
 
 // NewTransport is the upstream transport: HTTP/2 where offered, enough idle
 // connections per host for a busy pool, and a header timeout instead of a
@@ -160,6 +175,16 @@ func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool
 	return prov, rest, true
 }
 
+// allowedMethod is the one method each route serves: the model listing is
+// read with GET, everything else is a POST of a request body. Anything else
+// is refused before an upstream sees it (and a credential is injected).
+func allowedMethod(upath string) string {
+	if upath == "/v1/models" {
+		return http.MethodGet
+	}
+	return http.MethodPost
+}
+
 // wireForPath guesses the error shape for a request we refuse before
 // routing: the client's SDK must parse our answer.
 func (p *Proxy) wireForPath(path string) string {
@@ -202,6 +227,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			wire = prov.Wire
 		}
 		writeError(w, wire, http.StatusNotFound, "subpool does not serve "+r.Method+" "+quoteShort(r.URL.Path)+"; see the routes in `subpool --help`", 0)
+		return
+	}
+	if allow := allowedMethod(upath); r.Method != allow {
+		w.Header().Set("Allow", allow)
+		writeError(w, prov.Wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, upath, allow), 0)
 		return
 	}
 	p.inFlight.Add(1)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +41,9 @@ func TestRateLimitRotatesAndHonoursRetryAfter(t *testing.T) {
 }
 
 // Three 429s without hints on the same key climb 30 s, 60 s, 5 m; after
-// 10 idle minutes the ladder starts over.
+// 10 idle minutes the ladder starts over. The client is told to come back
+// at the next probe of the limit (every 2 s while every credential cools
+// on a guess), not at the end of the guess.
 func TestLadderThroughTheProxy(t *testing.T) {
 	e := newEnv(t, false, func(o *Options, _ *simOpts) { o.SoleProviderMax = 0 })
 	e.key("anthropic", "key-a")
@@ -51,7 +52,7 @@ func TestLadderThroughTheProxy(t *testing.T) {
 		e.up.Script("key-a", sim.RateLimited("anthropic", 0))
 		start := e.fake.Now()
 		resp, body := e.post("/v1/messages", msgBody)
-		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != strconv.Itoa(int(d.Seconds())) {
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" {
 			t.Fatalf("hit %d: %d retry-after=%q %s", i+1, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 		cd := e.state("key-a").Cooldowns[0]

@@ -99,14 +99,23 @@ type Utilization struct {
 	FiveHour *Window `json:"five_hour,omitempty"` // Claude 5h / Codex primary
 	SevenDay *Window `json:"seven_day,omitempty"` // Claude 7d / Codex secondary
 	// Status is the upstream's own word ("allowed", "allowed_warning", "rejected").
-	Status    string    `json:"status,omitempty"`
+	Status string `json:"status,omitempty"`
+	// Windows is every window the upstream reports, each named
+	// (classify.ReadWindows and the usage-endpoint readers fill it).
+	Windows   []Window  `json:"windows,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Window is one usage window.
 type Window struct {
+	// Name says which window, by its length and what it counts: "5h",
+	// "7d", "7d_sonnet", "7d_oi"; "requests", "tokens" for API keys.
+	// Empty in FiveHour and SevenDay, whose field names say it.
+	Name     string     `json:"name,omitempty"`
 	Used     float64    `json:"used"` // fraction 0..1
 	ResetsAt *time.Time `json:"resets_at,omitempty"`
+	// Binding marks the window that limits the credential now.
+	Binding bool `json:"binding,omitempty"`
 }
 
 // Headroom is 1 minus the fullest window; 1 when nothing is known.

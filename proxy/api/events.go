@@ -11,6 +11,7 @@ const (
 	EventRequestFinished   EventType = "request_finished"
 	EventCooldownStarted   EventType = "cooldown_started"
 	EventCooldownEnded     EventType = "cooldown_ended"
+	EventCooldownExtended  EventType = "cooldown_extended" // same fields as cooldown_started
 	EventRotated           EventType = "rotated"
 	EventWaitStarted       EventType = "wait_started"
 	EventWaitEnded         EventType = "wait_ended"
@@ -61,11 +62,24 @@ type Event struct {
 	Outcome  string `json:"outcome,omitempty"` // wait_ended: "ready", "aborted", "budget"
 	Attempts int    `json:"attempts,omitempty"`
 
-	// request_finished
-	Path      string `json:"path,omitempty"`
-	Status    int    `json:"status,omitempty"`
-	Class     string `json:"class,omitempty"`
-	LatencyMS int64  `json:"latency_ms,omitempty"`
+	// request_finished. Model is the model the client asked for; the
+	// token counts are what the upstream reported (tokens.Usage: Input
+	// excludes cached input, which is CacheReadTokens).
+	Path             string `json:"path,omitempty"`
+	Status           int    `json:"status,omitempty"`
+	Class            string `json:"class,omitempty"`
+	LatencyMS        int64  `json:"latency_ms,omitempty"`
+	TTFBMS           int64  `json:"ttfb_ms,omitempty"`
+	Client           string `json:"client,omitempty"`          // the client key's name
+	ClientApp        string `json:"client_app,omitempty"`      // tokens.ClientApp(User-Agent)
+	CredentialKind   string `json:"credential_kind,omitempty"` // KindAPIKey or KindOAuth
+	ServedModel      string `json:"served_model,omitempty"`
+	FallbackTo       string `json:"fallback_to,omitempty"` // "provider/model"
+	WaitedMS         int64  `json:"waited_ms,omitempty"`
+	InputTokens      int64  `json:"input_tokens,omitempty"`
+	OutputTokens     int64  `json:"output_tokens,omitempty"`
+	CacheReadTokens  int64  `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64  `json:"cache_write_tokens,omitempty"`
 
 	// credential_updated: the new state
 	State string `json:"state,omitempty"`

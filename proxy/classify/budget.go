@@ -30,11 +30,8 @@ func ParseBudget(h http.Header, now time.Time) (remaining int, reset time.Time, 
 	if len(h) == 0 {
 		return 0, time.Time{}, false
 	}
-	var hs headerState
-	hs.read(h)
-	for i := 0; i < hs.n; i++ {
-		w := &hs.w[i]
-		if (w.kind != kindAPI && w.kind != kindOpenAI) || !equalFold(w.name, "requests") {
+	for _, w := range readHeaders(h).w {
+		if (w.kind != kindAPI && w.kind != kindOpenAI) || w.name != "requests" {
 			continue
 		}
 		n, good := parseDecimal(w.level)

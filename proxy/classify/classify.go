@@ -9,11 +9,13 @@
 // every real error sample it was built from (testdata/corpus). The rules
 // in prose are in docs/providers.md.
 //
-// Nothing here touches the network or the clock: the caller passes now,
-// which turns reset timestamps into durations. The one thing kept between
-// calls is a small table of reason lines (reason.go), which saves
-// rebuilding a line for a refusal seen before; the verdict is the same
-// with or without it.
+// Nothing here touches the network or the clock, and nothing is kept
+// between calls: the caller passes now, which turns reset timestamps into
+// durations.
+//
+// A verdict runs only on a refusal, next to the network call that follows
+// it, so the code reads plainly (encoding/json, strings) rather than fast:
+// a few microseconds a verdict (BenchmarkClassify429).
 package classify
 
 import (
@@ -97,6 +99,13 @@ type Verdict struct {
 	// upstream's message (truncated, anything that looks like a key
 	// redacted) and never includes request headers.
 	Reason string
+	// Status is the HTTP status the refusal was judged as: the response's
+	// for Classify (0 when none arrived), and for ClassifyEvent the status
+	// the in-stream error stands for on that API (400 for
+	// invalid_request_error, 529 for overloaded_error, 500 when unknown).
+	// A proxy that relays an in-stream refusal as an HTTP error answers
+	// with it. Not part of the JSON shape.
+	Status int
 }
 
 type verdictJSON struct {
@@ -118,7 +127,7 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*v = Verdict{j.Class, j.Scope, time.Duration(j.RetryAfterMS) * time.Millisecond, j.Reason}
+	*v = Verdict{Class: j.Class, Scope: j.Scope, RetryAfter: time.Duration(j.RetryAfterMS) * time.Millisecond, Reason: j.Reason}
 	return nil
 }
 
@@ -130,16 +139,16 @@ type Response struct {
 	Err    error  // the transport error, if any
 }
 
-// maxBody bounds how much of a body is read. Error bodies are a few
-// hundred bytes; a megabyte of HTML from a misbehaving proxy is not read.
-const maxBody = 64 << 10
-
-var okVerdict = Verdict{Class: OK, Reason: "ok"}
+// MaxBody is how much of an error body Classify reads. Error bodies are a
+// few hundred bytes; a megabyte of HTML from a misbehaving proxy is not
+// read. The proxy reads this much to classify and relays the whole body.
+const MaxBody = 64 << 10
 
 // Classify decides what r means for provider p (nil: a profile that knows
-// both wire formats). A 2xx status without an error is OK; everything
-// else is read only as far as needed. It never fails: a response it cannot
-// read is judged by its status.
+// both wire formats). A 2xx status without an error is OK. Only the first
+// MaxBody bytes of the body are read. It never fails: a body it cannot
+// read as JSON (HTML, plain text, JSON cut short) is judged by its status
+// and the tables' phrases.
 func Classify(p *Profile, r Response, now time.Time) Verdict {
 	if r.Err != nil {
 		// A client that leaves cancels the context of the upstream call;
@@ -154,7 +163,7 @@ func Classify(p *Profile, r Response, now time.Time) Verdict {
 		}
 	}
 	if r.Status >= 200 && r.Status < 300 {
-		return okVerdict
+		return Verdict{Class: OK, Reason: "ok", Status: r.Status}
 	}
 	if r.Status == 0 {
 		return Verdict{Class: Transient, Reason: "no response from the upstream"}
@@ -163,66 +172,54 @@ func Classify(p *Profile, r Response, now time.Time) Verdict {
 		p = &anyProfile
 	}
 	body := r.Body
-	if len(body) > maxBody {
-		body = body[:maxBody]
+	if len(body) > MaxBody {
+		body = body[:MaxBody]
 	}
-	var f fields
-	f.parse(body)
-	return p.decide(r.Status, r.Header, &f, now, false)
+	return p.decide(r.Status, r.Header, parseBody(body), now, false)
 }
 
-// ClassifyEvent reads the first event of a 200 SSE stream: its name
-// (may be "") and data. isError is false for ordinary content: named
-// events other than "error" and "response.failed" are waved through
-// unread, and an unnamed data line is read only as far as its top-level
-// keys. Errors the upstream puts inside a stream (Anthropic "event:
-// error", Responses "response.failed", an OpenAI chat "data: {"error":…}"
-// line) classify like the HTTP refusal they stand for. A bare JSON error
-// body with event "" works too, for upstreams that answer 200 with an
-// error object.
+// ClassifyEvent reads one event of a 200 SSE stream: its name (may be
+// "") and data, whole, whatever its size (a Responses "response.failed"
+// echoes the whole response object, its error at response.error).
+// isError is false for ordinary content: named events other than "error"
+// and "response.failed" are waved through unread, and an unnamed data line
+// is an error only when it is one: Anthropic's {"type":"error",…}, a Chat
+// Completions {"error":{…}}, a relayed Codex {"codex_error_info":…}.
+// Errors inside a stream classify like the HTTP refusal they stand for,
+// and the verdict's Status is that refusal's status.
 func ClassifyEvent(p *Profile, event string, data []byte, now time.Time) (v Verdict, isError bool) {
-	d := data[skipWS(data, 0):]
 	switch event {
 	case "error", "response.failed":
 	case "":
-		if len(d) == 0 || d[0] != '{' {
-			return okVerdict, false // "[DONE]", a comment, nothing
-		}
-		typ, hasErr := topType(d)
-		if !hasErr && string(typ) != "error" && string(typ) != "response.failed" {
-			return okVerdict, false
+		if !isStreamError(data) {
+			return Verdict{Class: OK, Reason: "ok"}, false
 		}
 	default:
-		return okVerdict, false
+		return Verdict{Class: OK, Reason: "ok"}, false
 	}
 	if p == nil {
 		p = &anyProfile
 	}
-	if len(d) > maxBody {
-		d = d[:maxBody]
-	}
-	var f fields
-	f.parse(d)
-	return p.decide(streamStatus(&f), nil, &f, now, true), true
+	f := parseBody(data)
+	return p.decide(streamStatus(f), nil, f, now, true), true
 }
 
 // streamStatus is the HTTP status an in-stream error stands for, so the
-// same table judges both. Unknown codes count as a server error: the
-// upstream accepted the request and then failed.
+// same table judges both, from its most specific identifier that has one.
+// Unknown codes count as a server error: the upstream accepted the request
+// and then failed.
 func streamStatus(f *fields) int {
-	for rank := 0; rank < nRanks; rank++ {
-		for i := 0; i < f.n; i++ {
-			if int(f.idRank[i]) != rank {
-				continue
-			}
-			if s, ok := streamCodeStatus[string(f.ids[i])]; ok {
-				return s
-			}
+	for _, id := range f.ids {
+		if s, ok := streamCodeStatus[id.s]; ok {
+			return s
 		}
 	}
 	return http.StatusInternalServerError
 }
 
+// streamCodeStatus: each error type's status on its own API, from
+// docs.claude.com/en/api/errors (400 … 529) and OpenAI's error-code guide
+// (429, 500, 503); Codex's codes as the ChatGPT backend answers them.
 var streamCodeStatus = map[string]int{
 	"overloaded_error":        529,
 	"rate_limit_error":        429,
@@ -240,6 +237,7 @@ var streamCodeStatus = map[string]int{
 	"insufficient_quota":      429,
 	"usage_limit_reached":     429,
 	"usage_not_included":      429,
+	"server_overloaded":       503, // Codex's codex_error_info
 	"context_length_exceeded": 400,
 	"invalid_prompt":          400,
 	"server_error":            500,

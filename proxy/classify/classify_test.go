@@ -419,32 +419,117 @@ func TestMalformedBodies(t *testing.T) {
 // Only the head of a huge body is read; the verdict still comes from the
 // status when the code lies past it.
 func TestHugeBody(t *testing.T) {
-	body := `{"pad":"` + strings.Repeat("x", 2*maxBody) + `","error":{"type":"billing_error"}}`
+	body := `{"pad":"` + strings.Repeat("x", 2*MaxBody) + `","error":{"type":"billing_error"}}`
 	if v := Classify(Lookup("anthropic"), Response{Status: 429, Body: []byte(body)}, testNow); v.Class != RateLimit {
 		t.Errorf("got %+v", v)
 	}
 }
 
-// The quick path of quoting must say exactly what the careful one says.
-func TestQuotePathsAgree(t *testing.T) {
-	compared := 0
-	for _, s := range []string{
-		"This request would exceed your account's rate limit. Please try again later.",
-		strings.Repeat("word ", 40) + "end",
-		strings.Repeat("x", 119), strings.Repeat("x", 120), strings.Repeat("x", 121),
-		"short " + strings.Repeat("y", 95), "short " + strings.Repeat("y", 97) + " tail",
-		strings.Repeat("ab ", 39) + "abcdef", "Use Bearer abc now", "key sk-abc here", "masked sk**** and a***b",
-		"a ** b", "ends with space ", " starts", "double  space", "tab\there", "exactly-one-word",
-	} {
-		if _, ok := plainCut([]byte(s), maxQuote); !ok {
-			continue
+// An in-stream error stands for the status its type has on that API; the
+// proxy answers with it when it relays the refusal as an HTTP error.
+func TestStreamErrorStatus(t *testing.T) {
+	cases := []struct {
+		name, provider, event, data string
+		class                       Class
+		status                      int
+	}{
+		{"anthropic invalid_request_error", "anthropic", "error",
+			`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 212345 tokens > 200000 maximum"}}`, ClientError, 400},
+		{"anthropic overloaded_error", "anthropic", "error",
+			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, Capacity, 529},
+		{"anthropic rate_limit_error", "anthropic", "error",
+			`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit."}}`, RateLimit, 429},
+		{"anthropic api_error", "anthropic", "error",
+			`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, Transient, 500},
+		{"anthropic authentication_error", "anthropic", "error",
+			`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, AuthInvalid, 401},
+		{"responses context_length_exceeded", "openai", "response.failed",
+			`{"type":"response.failed","response":{"status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}`, ClientError, 400},
+		{"responses error event context_length_exceeded", "openai", "error",
+			`{"type":"error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input"}`, ClientError, 400},
+		{"responses server_is_overloaded", "chatgpt", "response.failed",
+			`{"type":"response.failed","response":{"error":{"code":"server_is_overloaded","message":"Our servers are currently overloaded."}}}`, Capacity, 503},
+		{"responses rate_limit_exceeded", "openai", "response.failed",
+			`{"type":"response.failed","response":{"error":{"code":"rate_limit_exceeded","message":"Rate limit reached. Please try again in 2s."}}}`, RateLimit, 429},
+		{"chat completions data line", "openai", "",
+			`{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"This model's maximum context length is 128000 tokens."}}`, ClientError, 400},
+		{"codex_error_info server_overloaded", "chatgpt", "",
+			`{"message":"Selected model is at capacity. Please try a different model.","codex_error_info":"server_overloaded"}`, Capacity, 503},
+		{"unknown type is a server error", "openai", "error",
+			`{"type":"error","error":{"type":"something_new","message":"what happened"}}`, Transient, 500},
+		{"unreadable data is a server error", "anthropic", "error", `upstream blew up`, Transient, 500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, isErr := ClassifyEvent(Lookup(c.provider), c.event, []byte(c.data), testNow)
+			if !isErr || v.Class != c.class || v.Status != c.status {
+				t.Errorf("got %s %d (error %v), want %s %d: %s", v.Class, v.Status, isErr, c.class, c.status, v.Reason)
+			}
+		})
+	}
+	// Content is no error and stands for no status.
+	if v, isErr := ClassifyEvent(Lookup("anthropic"), "message_start", []byte(`{"type":"message_start"}`), testNow); isErr || v.Status != 0 {
+		t.Errorf("content: %+v %v", v, isErr)
+	}
+}
+
+// ClassifyEvent reads an event whole whatever its size: a response.failed
+// echoes the request's instructions and tools before its error, and the
+// proxy hands over events up to 1 MiB.
+func TestClassifyEventAnySize(t *testing.T) {
+	for _, size := range []int{8 << 10, 100 << 10, 1 << 20} {
+		pad := strings.Repeat("You are a coding agent. Keep going until the task is done. ", size/59+1)[:size]
+		cases := []struct {
+			name, provider, event, data string
+			class                       Class
+			status                      int
+		}{
+			{"response.failed", "chatgpt", "response.failed",
+				`{"type":"response.failed","response":{"id":"resp_1","status":"failed","instructions":"` + pad + `","tools":[],` +
+					`"error":{"code":"usage_limit_reached","message":"The usage limit has been reached"}}}`, RateLimit, 429},
+			{"anthropic error event", "anthropic", "error",
+				`{"type":"error","error":{"message":"` + pad + `","type":"overloaded_error"}}`, Capacity, 529},
+			{"chat completions data line", "openai", "",
+				`{"id":"x","echo":"` + pad + `","error":{"code":"context_length_exceeded","message":"too long"}}`, ClientError, 400},
 		}
-		compared++
-		if fast, slow := appendQuote(nil, []byte(s), maxQuote), quoteWords(nil, []byte(s), maxQuote); string(fast) != string(slow) {
-			t.Errorf("%q:\nfast %q\nslow %q", s, fast, slow)
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s %d KiB", c.name, size>>10), func(t *testing.T) {
+				v, isErr := ClassifyEvent(Lookup(c.provider), c.event, []byte(c.data), testNow)
+				if !isErr || v.Class != c.class || v.Status != c.status {
+					t.Errorf("got %s %d (error %v), want %s %d: %s", v.Class, v.Status, isErr, c.class, c.status, v.Reason)
+				}
+				checkReason(t, v)
+			})
 		}
 	}
-	if compared < 5 {
-		t.Errorf("only %d strings took the quick path", compared)
+}
+
+// Classify reads the first MaxBody bytes. JSON cut there (or anywhere) is
+// judged by its status and the tables' phrases, and none of it is quoted.
+func TestCutBodies(t *testing.T) {
+	credit := `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		class  Class
+	}{
+		{"phrase in a cut body", 400, credit[:len(credit)-40], Payment},
+		{"code alone in a cut body: the status decides", 429, `{"type":"error","error":{"type":"billing_error","message":"x`, RateLimit},
+		{"cut 529", 529, `{"type":"error","error":{"type":"overloaded_error"`, Capacity},
+		{"phrase past MaxBody is not read", 400, `{"pad":"` + strings.Repeat("x", MaxBody) + `","error":{"message":"Your credit balance is too low"}}`, ClientError},
+		{"phrase within MaxBody of a long body", 400, `{"error":{"message":"Your credit balance is too low"},"pad":"` + strings.Repeat("x", 2*MaxBody) + `"}`, Payment},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := Classify(Lookup("anthropic"), Response{Status: c.status, Body: []byte(c.body)}, testNow)
+			if v.Class != c.class || v.Status != c.status {
+				t.Errorf("got %s %d, want %s %d: %s", v.Class, v.Status, c.class, c.status, v.Reason)
+			}
+			if strings.Contains(v.Reason, "{") {
+				t.Errorf("reason quotes a cut body: %s", v.Reason)
+			}
+			checkReason(t, v)
+		})
 	}
 }

@@ -37,6 +37,10 @@ type sample struct {
 		Class        Class `json:"class"`
 		Scope        Scope `json:"scope"`
 		RetryAfterMS int64 `json:"retry_after_ms"`
+		// Status: the verdict's Status for a stream sample, what the
+		// in-stream error stands for. Other samples are judged as their
+		// own status, or 0 when no response arrived.
+		Status int `json:"status"`
 	} `json:"want"`
 	Source string `json:"source"`
 	Note   string `json:"note"`
@@ -159,9 +163,22 @@ func TestCorpus(t *testing.T) {
 			if isErr != (s.Want.Class != OK) {
 				t.Errorf("isError = %v for class %s", isErr, s.Want.Class)
 			}
+			if want := s.wantStatus(); v.Status != want {
+				t.Errorf("status %d, want %d", v.Status, want)
+			}
 			checkReason(t, v)
 		})
 	}
+}
+
+func (s *sample) wantStatus() int {
+	switch {
+	case s.Stream:
+		return s.Want.Status
+	case s.Want.Class == Aborted, s.Transport != "" && s.Status < 400:
+		return 0
+	}
+	return s.Status
 }
 
 // checkReason holds every reason to what the tray needs: something to

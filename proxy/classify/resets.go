@@ -3,6 +3,8 @@ package classify
 import (
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,62 +53,35 @@ func (a *resetAcc) result() time.Duration {
 }
 
 // retryAfter gathers every reset signal: headers, body fields and the
-// message's own words.
-func (p *Profile) retryAfter(hs *headerState, f *fields, lower []byte, g *gramSet, now time.Time) time.Duration {
+// message's own words (lower: the body's text in lower case).
+func (p *Profile) retryAfter(hs *headerState, f *fields, lower string, now time.Time) time.Duration {
 	var a resetAcc
-	if hs.retryAfter != "" {
-		a.addFloor(parseRetryAfter(hs.retryAfter, now))
-	}
-	if hs.retryAfterMS != "" {
-		a.addFloor(millisDur(hs.retryAfterMS))
-	}
-	for i := 0; i < hs.n; i++ {
+	a.addFloor(parseRetryAfter(hs.retryAfter, now))
+	a.addFloor(millisDur(hs.retryAfterMS))
+	for i := range hs.w {
 		w := &hs.w[i]
-		st := w.state()
-		if st == stateOpen {
-			continue
+		if st := w.state(); st != stateOpen {
+			a.add(w.resetIn(now), st == stateExhausted)
 		}
-		a.add(w.resetIn(now), st == stateExhausted)
 	}
 	// Codex's usage_limit_reached carries the exhausted window's reset in
 	// the body; retry hints in bodies are generic.
-	if f.resetsAt != nil {
-		a.add(untilUnix(f.resetsAt, now), true)
-	}
-	if f.resetsIn != nil {
-		a.add(secondsDur(f.resetsIn), true)
-	}
-	if f.retryAfterMS != nil {
-		a.add(millisDur(f.retryAfterMS), false)
-	}
-	if f.retryAfterS != nil {
-		a.add(secondsDur(f.retryAfterS), false)
-	}
-	if len(lower) > 0 {
-		a.add(tryAgainIn(lower, g), true)
-		if g.mayHold(&regainNeedle) {
-			a.add(regainAccessOn(lower, now), true)
-		}
-		if p.zai {
-			a.add(beijingStamp(lower, now), true)
-		}
+	a.add(untilUnix(f.resetsAt, now), true)
+	a.add(secondsDur(f.resetsIn), true)
+	a.add(millisDur(f.retryAfterMS), false)
+	a.add(secondsDur(f.retryAfterS), false)
+	a.add(tryAgainIn(lower), true)
+	a.add(regainAccessOn(lower, now), true)
+	if p.zai {
+		a.add(beijingStamp(lower, now), true)
 	}
 	return a.result()
 }
-
-// Phrases that carry times; their byte pairs gate the searches.
-var (
-	tryAgainLeads = compileNeedles([]string{"try again in ", "retry after ", "try again after "})
-	regainNeedle  = compileNeedles([]string{"regain access on "})[0]
-)
 
 // parseRetryAfter reads Retry-After: seconds or an HTTP date.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	if d := secondsDur(v); d > 0 {
 		return d
-	}
-	if len(v) < 20 || v[0] < 'A' || v[0] > 'Z' {
-		return 0 // not a date either; skip the parser's allocations
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
@@ -118,59 +93,29 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // parseResetDuration reads OpenAI's reset headers: Go-style durations
 // ("6m0s", "20ms", "1s") and, from some compatible servers, bare seconds.
 func parseResetDuration(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
 	if d := secondsDur(v); d > 0 {
 		return d
 	}
-	d, ok := humanDuration([]byte(v))
-	if !ok {
-		return 0
-	}
+	d, _ := humanDuration(v)
 	return d
 }
 
 // parseDecimal reads a plain non-negative decimal: digits, an optional
 // fraction. Signs, exponents, NaN and Inf are refused: a reset hint that
 // needs them is garbage.
-func parseDecimal[T ~string | ~[]byte](s T) (float64, bool) {
-	if len(s) == 0 || len(s) > 24 {
+func parseDecimal(s string) (float64, bool) {
+	if s == "" || len(s) > 24 || strings.Trim(s, "0123456789.") != "" || strings.Count(s, ".") > 1 || s == "." {
 		return 0, false
 	}
-	// Up to 15 digits the running value is an integer below 2^53, as
-	// exact in a float64 as in a uint64, where it adds up several times
-	// faster: a float chain waits on every multiply and add.
-	var u uint64
-	i := 0
-	for ; i < len(s) && i < 15 && s[i]-'0' <= 9; i++ {
-		u = u*10 + uint64(s[i]-'0')
-	}
-	n := float64(u)
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		n = n*10 + float64(s[i]-'0')
-	}
-	digits := i
-	if i < len(s) && s[i] == '.' {
-		i++
-		scale := 0.1
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			n += float64(s[i]-'0') * scale
-			scale /= 10
-			digits++
-		}
-	}
-	if i != len(s) || digits == 0 {
-		return 0, false
-	}
-	return n, true
+	n, err := strconv.ParseFloat(s, 64)
+	return n, err == nil
 }
 
 // maxSeconds keeps float-to-Duration conversions far from overflow; it is
 // well past MaxRetryAfter, so anything this large is dropped anyway.
 const maxSeconds = 1e9
 
-func secondsDur[T ~string | ~[]byte](s T) time.Duration {
+func secondsDur(s string) time.Duration {
 	n, ok := parseDecimal(s)
 	if !ok || n > maxSeconds {
 		return 0
@@ -178,7 +123,7 @@ func secondsDur[T ~string | ~[]byte](s T) time.Duration {
 	return time.Duration(n * float64(time.Second))
 }
 
-func millisDur[T ~string | ~[]byte](s T) time.Duration {
+func millisDur(s string) time.Duration {
 	n, ok := parseDecimal(s)
 	if !ok || n > maxSeconds*1000 {
 		return 0
@@ -187,7 +132,7 @@ func millisDur[T ~string | ~[]byte](s T) time.Duration {
 }
 
 // untilUnix turns a unix-seconds reset into a duration from now.
-func untilUnix[T ~string | ~[]byte](s T, now time.Time) time.Duration {
+func untilUnix(s string, now time.Time) time.Duration {
 	n, ok := parseDecimal(s)
 	// Past year 5000 is no reset time; it may be milliseconds, and
 	// guessing the unit is how cooldowns end up years long.
@@ -195,29 +140,15 @@ func untilUnix[T ~string | ~[]byte](s T, now time.Time) time.Duration {
 		return 0
 	}
 	sec, frac := math.Modf(n)
-	return untilStamp(int64(sec), int64(frac*1e9), now)
-}
-
-// untilStamp is time.Unix(sec, nsec).Sub(now), nsec in [0, 1e9). Sub
-// checks for overflow by adding the result back, which costs more than
-// the subtraction; a gap under 9e9 seconds (285 years) cannot overflow.
-func untilStamp(sec, nsec int64, now time.Time) time.Duration {
-	if d := sec - now.Unix(); d > -9e9 && d < 9e9 {
-		return time.Duration(d)*time.Second + time.Duration(nsec-int64(now.Nanosecond()))
-	}
-	return time.Unix(sec, nsec).Sub(now)
+	return time.Unix(int64(sec), int64(frac*1e9)).Sub(now)
 }
 
 // tryAgainIn reads "Please try again in 11.054s", "try again in 28ms",
 // "Try again in 35 seconds", "try again in 4 days 20 hours 9 minutes".
-func tryAgainIn(lower []byte, g *gramSet) time.Duration {
-	for i := range tryAgainLeads {
-		lead := &tryAgainLeads[i]
-		if !g.mayHold(lead) {
-			continue
-		}
-		if j := indexStr(lower, lead.s); j >= 0 {
-			if d, ok := humanDuration(lower[j+len(lead.s):]); ok {
+func tryAgainIn(lower string) time.Duration {
+	for _, lead := range []string{"try again in ", "retry after ", "try again after "} {
+		if _, rest, ok := strings.Cut(lower, lead); ok {
+			if d, ok := humanDuration(rest); ok {
 				return d
 			}
 		}
@@ -226,44 +157,35 @@ func tryAgainIn(lower []byte, g *gramSet) time.Duration {
 }
 
 // humanDuration reads a sequence of number-unit pairs ("1m30s", "6ms",
-// "4 days 20 hours", "2 hours and 5 minutes") from the start of b.
-func humanDuration(b []byte) (time.Duration, bool) {
+// "4 days 20 hours", "2 hours and 5 minutes") from the start of s.
+func humanDuration(s string) (time.Duration, bool) {
 	var total float64
 	parts := 0
-	i := 0
-	for i < len(b) {
-		j := i
-		for j < len(b) && (b[j] == ' ' || b[j] == ',' || b[j] == '~') {
-			j++
+	for {
+		s = strings.TrimLeft(s, " ,~")
+		if parts > 0 {
+			s = strings.TrimPrefix(s, "and ")
 		}
-		if parts > 0 && hasPrefixBytes(b[j:], "and ") {
-			j += len("and ")
+		k := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+		if k < 0 {
+			k = len(s)
 		}
-		k := j
-		for k < len(b) && (b[k] >= '0' && b[k] <= '9' || b[k] == '.') {
-			k++
-		}
-		if k == j {
-			break
-		}
-		n, ok := parseDecimal(b[j:k])
+		n, ok := parseDecimal(s[:k])
 		if !ok {
 			break
 		}
-		for k < len(b) && b[k] == ' ' {
-			k++
+		s = strings.TrimLeft(s[k:], " ")
+		u := strings.IndexFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
+		if u < 0 {
+			u = len(s)
 		}
-		u := k
-		for u < len(b) && lowerASCII(b[u]) >= 'a' && lowerASCII(b[u]) <= 'z' {
-			u++
-		}
-		unit := unitSeconds(b[k:u])
+		unit := unitSeconds(s[:u])
 		if unit == 0 {
 			break
 		}
 		total += n * unit
 		parts++
-		i = u
+		s = s[u:]
 	}
 	if parts == 0 || total > maxSeconds {
 		return 0, false
@@ -271,8 +193,8 @@ func humanDuration(b []byte) (time.Duration, bool) {
 	return time.Duration(total * float64(time.Second)), true
 }
 
-func unitSeconds(u []byte) float64 {
-	switch string(u) {
+func unitSeconds(u string) float64 {
+	switch u {
 	case "ms", "msec", "msecs", "millisecond", "milliseconds":
 		return 0.001
 	case "s", "sec", "secs", "second", "seconds":
@@ -289,26 +211,16 @@ func unitSeconds(u []byte) float64 {
 
 // regainAccessOn reads Anthropic's spend-cap wording: "You will regain
 // access on 2026-09-01 at 00:00 UTC."
-func regainAccessOn(lower []byte, now time.Time) time.Duration {
-	const lead = "regain access on "
-	i := indexStr(lower, lead)
-	if i < 0 {
+func regainAccessOn(lower string, now time.Time) time.Duration {
+	_, rest, ok := strings.Cut(lower, "regain access on ")
+	if !ok || len(rest) < len("2006-01-02 at 15:04") {
 		return 0
 	}
-	s := lower[i+len(lead):]
-	// 2006-01-02 at 15:04
-	if len(s) < 19 || string(s[10:14]) != " at " {
+	t, err := time.Parse("2006-01-02 at 15:04", rest[:len("2006-01-02 at 15:04")])
+	if err != nil {
 		return 0
 	}
-	y, mo, d, ok := ymd(s[:10])
-	if !ok {
-		return 0
-	}
-	hh, mm, ok2 := hhmm(s[14:19])
-	if !ok2 {
-		return 0
-	}
-	return time.Date(y, time.Month(mo), d, hh, mm, 0, 0, time.UTC).Sub(now)
+	return t.Sub(now)
 }
 
 // beijing is z.ai's clock: its "Your limit will reset at 2026-09-12
@@ -316,49 +228,16 @@ func regainAccessOn(lower []byte, now time.Time) time.Duration {
 // against the usage endpoint's UTC reset).
 var beijing = time.FixedZone("UTC+8", 8*3600)
 
-// beijingStamp finds the first "YYYY-MM-DD HH:MM:SS" in a z.ai message.
-func beijingStamp(lower []byte, now time.Time) time.Duration {
-	for i := 0; i+19 <= len(lower); i++ {
-		s := lower[i : i+19]
-		if s[4] != '-' || s[10] != ' ' || s[13] != ':' {
+// beijingStamp reads the first "YYYY-MM-DD HH:MM:SS" in a z.ai message.
+func beijingStamp(lower string, now time.Time) time.Duration {
+	const layout = "2006-01-02 15:04:05"
+	for i := 0; i+len(layout) <= len(lower); i++ {
+		if lower[i+4] != '-' || lower[i+10] != ' ' {
 			continue
 		}
-		y, mo, d, ok := ymd(s[:10])
-		if !ok {
-			continue
+		if t, err := time.ParseInLocation(layout, lower[i:i+len(layout)], beijing); err == nil {
+			return t.Sub(now)
 		}
-		hh, mm, ok2 := hhmm(s[11:16])
-		if !ok2 || s[16] != ':' || !isDigits(s[17:19]) {
-			continue
-		}
-		sec := int(s[17]-'0')*10 + int(s[18]-'0')
-		if sec > 59 {
-			continue
-		}
-		return time.Date(y, time.Month(mo), d, hh, mm, sec, 0, beijing).Sub(now)
 	}
 	return 0
-}
-
-func ymd(s []byte) (y, m, d int, ok bool) {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !isDigits(s[:4]) || !isDigits(s[5:7]) || !isDigits(s[8:10]) {
-		return 0, 0, 0, false
-	}
-	y = int(s[0]-'0')*1000 + int(s[1]-'0')*100 + int(s[2]-'0')*10 + int(s[3]-'0')
-	m = int(s[5]-'0')*10 + int(s[6]-'0')
-	d = int(s[8]-'0')*10 + int(s[9]-'0')
-	return y, m, d, m >= 1 && m <= 12 && d >= 1 && d <= 31
-}
-
-func hhmm(s []byte) (h, m int, ok bool) {
-	if len(s) != 5 || s[2] != ':' || !isDigits(s[:2]) || !isDigits(s[3:5]) {
-		return 0, 0, false
-	}
-	h = int(s[0]-'0')*10 + int(s[1]-'0')
-	m = int(s[3]-'0')*10 + int(s[4]-'0')
-	return h, m, h <= 23 && m <= 59
-}
-
-func hasPrefixBytes(b []byte, s string) bool {
-	return len(b) >= len(s) && string(b[:len(s)]) == s
 }

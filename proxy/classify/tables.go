@@ -10,8 +10,9 @@ package classify
 // Codes are compared with every identifier the body carries: error.type,
 // error.code, error.details.error_code, a top-level "error" string (OAuth
 // token endpoints), "code" and "codex_error_info". Phrases are matched
-// case-insensitively against the upstream's message. When no rule
-// matches, the status decides (statusRules).
+// case-insensitively against the upstream's message (against the whole
+// body when it is not readable JSON). When no rule matches, the status
+// decides (statusRules).
 //
 // The rules rest on real answers kept in testdata/corpus (each with the
 // issue or page it came from) and, where no answer was published, on the
@@ -25,9 +26,6 @@ type rule struct {
 	class  Class
 	scope  Scope
 	why    string
-
-	needles []needle // text, compiled by buildProfiles
-	codeSig codeSig  // sigOf(codes), likewise
 }
 
 // oauthRules are the answers of OAuth token endpoints and of APIs that
@@ -197,37 +195,27 @@ func concat(parts ...[]rule) []rule {
 
 // The built-in profiles. Each wire's own table comes first; the other
 // wire's follows because relays and "compatible" servers mix shapes (an
-// OpenAI-shaped body carrying Anthropic's rate_limit_error).
-var builtins, anyProfile = buildProfiles()
-
-// buildProfiles compiles the tables' phrases and assembles the profiles.
-// It runs as a variable initializer, not in init, so that anything reading
-// profiles during package initialization finds them ready. anyProfile
-// serves a nil profile and unknown wires: every table.
-func buildProfiles() (map[string]*Profile, Profile) {
-	for _, t := range [][]rule{oauthRules, anthropicRules, openaiRules, codexRules, unauthorizedRefresh, zaiRules} {
-		for i := range t {
-			t[i].needles = compileNeedles(t[i].text)
-			t[i].codeSig = sigOf(t[i].codes)
-		}
-	}
-	b := map[string]*Profile{
-		"anthropic": {Name: "anthropic", Wire: "anthropic", LimitScope: LimitCredential,
-			rules: concat(oauthRules, anthropicRules, unauthorizedRefresh)},
-		// ChatGPT logins live in the openai pool and users paste Codex
-		// bodies under "openai", so the OpenAI profile knows the ChatGPT
-		// backend too.
-		"openai": {Name: "openai", Wire: "openai", LimitScope: LimitCredential,
-			rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
-		"chatgpt": {Name: "chatgpt", Wire: "openai", LimitScope: LimitCredential,
-			rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
-		"zai": {Name: "zai", Wire: "anthropic", LimitScope: LimitCredential, zai: true,
-			rules: concat(zaiRules, oauthRules, anthropicRules, openaiRules)},
-		"anthropic-compatible": {Name: "anthropic-compatible", Wire: "anthropic", LimitScope: LimitCredential,
-			rules: concat(oauthRules, anthropicRules, openaiRules)},
-		"openai-compatible": {Name: "openai-compatible", Wire: "openai", LimitScope: LimitCredential,
-			rules: concat(oauthRules, openaiRules, anthropicRules)},
-	}
-	return b, Profile{Name: "any", LimitScope: LimitCredential,
-		rules: concat(oauthRules, codexRules, anthropicRules, openaiRules)}
+// OpenAI-shaped body carrying Anthropic's rate_limit_error). They are
+// variables, not built in init, so that anything reading profiles during
+// package initialization finds them ready.
+var builtins = map[string]*Profile{
+	"anthropic": {Name: "anthropic", Wire: "anthropic", LimitScope: LimitCredential,
+		rules: concat(oauthRules, anthropicRules, unauthorizedRefresh)},
+	// ChatGPT logins live in the openai pool and users paste Codex
+	// bodies under "openai", so the OpenAI profile knows the ChatGPT
+	// backend too.
+	"openai": {Name: "openai", Wire: "openai", LimitScope: LimitCredential,
+		rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+	"chatgpt": {Name: "chatgpt", Wire: "openai", LimitScope: LimitCredential,
+		rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+	"zai": {Name: "zai", Wire: "anthropic", LimitScope: LimitCredential, zai: true,
+		rules: concat(zaiRules, oauthRules, anthropicRules, openaiRules)},
+	"anthropic-compatible": {Name: "anthropic-compatible", Wire: "anthropic", LimitScope: LimitCredential,
+		rules: concat(oauthRules, anthropicRules, openaiRules)},
+	"openai-compatible": {Name: "openai-compatible", Wire: "openai", LimitScope: LimitCredential,
+		rules: concat(oauthRules, openaiRules, anthropicRules)},
 }
+
+// anyProfile serves a nil profile and unknown wires: every table.
+var anyProfile = Profile{Name: "any", LimitScope: LimitCredential,
+	rules: concat(oauthRules, codexRules, anthropicRules, openaiRules)}

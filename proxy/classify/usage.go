@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"math"
 	"net/http"
 	"time"
 
@@ -25,75 +24,50 @@ func ParseUtilization(h http.Header, now time.Time) (*api.Utilization, bool) {
 	if len(h) == 0 {
 		return nil, false
 	}
-	hs := headerState{usage: true}
-	hs.read(h)
-	// One allocation holds the answer and everything it points to; the
-	// proxy reads utilization on every response.
-	var out struct {
-		u           api.Utilization
-		five, seven api.Window
-		t5, t7      time.Time
-	}
-	u := &out.u
-	var five, seven *api.Window
-	for i := 0; i < hs.n; i++ {
-		w := &hs.w[i]
-		switch w.kind {
-		case kindUnified:
-			switch {
-			case w.name == "":
-				u.Status = cleanStatus(w.level)
-			// A usable unified window wins over a Codex one whichever
-			// the map hands over first; an unusable one takes nothing.
-			case equalFold(w.name, "5h"):
-				if uw := usageWindow(w, 1, now, &out.five, &out.t5); uw != nil {
-					five = uw
-				}
-			case equalFold(w.name, "7d"):
-				if uw := usageWindow(w, 1, now, &out.seven, &out.t7); uw != nil {
-					seven = uw
-				}
-			}
-		case kindCodex:
-			switch w.name {
-			case "primary":
-				if five == nil {
-					five = usageWindow(w, 100, now, &out.five, &out.t5)
-				}
-			case "secondary":
-				if seven == nil {
-					seven = usageWindow(w, 100, now, &out.seven, &out.t7)
-				}
-			}
+	hs := readHeaders(h)
+	u := &api.Utilization{}
+	// A usable unified window wins over a Codex one, whatever order the
+	// header map hands them over in; an unusable one takes nothing.
+	for _, w := range hs.w {
+		switch {
+		case w.kind == kindUnified && w.name == "":
+			u.Status = cleanStatus(w.level)
+		case w.kind == kindUnified && w.name == "5h":
+			u.FiveHour = usageWindow(w, 1, now)
+		case w.kind == kindUnified && w.name == "7d":
+			u.SevenDay = usageWindow(w, 1, now)
 		}
 	}
-	if five == nil && seven == nil && u.Status == "" {
+	for _, w := range hs.w {
+		switch {
+		case w.kind == kindCodex && w.name == "primary" && u.FiveHour == nil:
+			u.FiveHour = usageWindow(w, 100, now)
+		case w.kind == kindCodex && w.name == "secondary" && u.SevenDay == nil:
+			u.SevenDay = usageWindow(w, 100, now)
+		}
+	}
+	if u.FiveHour == nil && u.SevenDay == nil && u.Status == "" {
 		return nil, false
 	}
-	u.FiveHour, u.SevenDay = five, seven
 	u.UpdatedAt = now
 	return u, true
 }
 
-// usageWindow fills dst from a used value on the given scale (1 for
-// fractions, 100 for percents) and returns it, or nil when the value is
-// unusable. Values a little over full are real (Anthropic reports 1.08 on
-// a rejected window); past twice full they are not.
-func usageWindow(w *window, scale float64, now time.Time, dst *api.Window, reset *time.Time) *api.Window {
+// usageWindow reads a used value on the given scale (1 for fractions, 100
+// for percents), or returns nil when the value is unusable. Values a
+// little over full are real (Anthropic reports 1.08 on a rejected window);
+// past twice full they are not.
+func usageWindow(w window, scale float64, now time.Time) *api.Window {
 	n, ok := parseDecimal(w.used)
-	if !ok {
+	if !ok || n/scale > 2 {
 		return nil
 	}
-	used := n / scale
-	if math.IsNaN(used) || used > 2 {
-		return nil
-	}
-	*dst = api.Window{Used: used}
+	out := &api.Window{Used: n / scale}
 	if d := w.resetIn(now); d > 0 && d <= MaxRetryAfter {
-		*reset = now.Add(d).Truncate(time.Second)
-		dst.ResetsAt = reset
+		at := now.Add(d).Truncate(time.Second)
+		out.ResetsAt = &at
 	}
-	return dst
+	return out
 }
 
 // cleanStatus keeps the upstream's own word if it is a word.

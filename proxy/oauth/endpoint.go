@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/auth"
 )
 
 // TokenError is a token endpoint's refusal, or the failure to reach it.
@@ -27,7 +27,7 @@ type TokenError struct {
 	Code     string // the OAuth error code, when the answer had one
 	// Relogin: the login is dead (invalid_grant, a reused, expired or
 	// revoked refresh token); only the user can fix it. errors.Is(err,
-	// proxy.ErrRelogin) reports it.
+	// auth.ErrRelogin) reports it.
 	Relogin bool
 	// RetryAfter is the endpoint's own retry-after, when it sent one.
 	RetryAfter time.Duration
@@ -55,7 +55,7 @@ func (e *TokenError) what() string {
 
 func (e *TokenError) Unwrap() error {
 	if e.Relogin {
-		return proxy.ErrRelogin
+		return auth.ErrRelogin
 	}
 	return e.cause
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/sim"
 )
@@ -34,7 +34,7 @@ func (s *memStore) Load(id string) (Tokens, error) {
 	defer s.mu.Unlock()
 	t, ok := s.toks[id]
 	if !ok {
-		return Tokens{}, fmt.Errorf("%w: no login for %s", proxy.ErrRelogin, id)
+		return Tokens{}, fmt.Errorf("%w: no login for %s", auth.ErrRelogin, id)
 	}
 	return t, nil
 }
@@ -170,4 +170,4 @@ func noSecret(t *testing.T, where, s string, secrets ...string) {
 	}
 }
 
-func isRelogin(err error) bool { return errors.Is(err, proxy.ErrRelogin) }
+func isRelogin(err error) bool { return errors.Is(err, auth.ErrRelogin) }

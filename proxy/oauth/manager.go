@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/clock"
 )
 
@@ -19,7 +19,7 @@ import (
 // keychain; its Save must be durable when it returns, because a rotated
 // refresh token that is lost cannot be had again.
 type TokenStore interface {
-	// Load returns id's tokens, or an error wrapping proxy.ErrRelogin
+	// Load returns id's tokens, or an error wrapping auth.ErrRelogin
 	// when there are none or they are unreadable.
 	Load(id string) (Tokens, error)
 	// Save replaces id's tokens.
@@ -125,11 +125,11 @@ func NewManager(o ManagerOptions) *Manager {
 }
 
 // Auth is what one attempt with credential id sends: Token, then
-// p.Auth. It is the oauth half of the app's proxy.Authenticator.
-func (m *Manager) Auth(ctx context.Context, id string, p Provider, refresh bool) (proxy.Auth, error) {
+// p.Auth. It is the oauth half of the app's auth.Authenticator.
+func (m *Manager) Auth(ctx context.Context, id string, p Provider, refresh bool) (auth.Auth, error) {
 	t, err := m.Token(ctx, id, p, refresh)
 	if err != nil {
-		return proxy.Auth{}, err
+		return auth.Auth{}, err
 	}
 	return p.Auth(t), nil
 }
@@ -138,7 +138,7 @@ func (m *Manager) Auth(ctx context.Context, id string, p Provider, refresh bool)
 // renewing it first when needed. With force (an upstream refused the
 // token) it renews unless a renewal finished in the last 30 s.
 //
-// Errors: one wrapping proxy.ErrRelogin when the login is dead (the proxy
+// Errors: one wrapping auth.ErrRelogin when the login is dead (the proxy
 // parks the credential); any other is temporary (the token endpoint is
 // down or limiting, the keychain is locked), and the proxy skips the
 // credential for that request. After a temporary failure, refreshes wait
@@ -248,7 +248,7 @@ func (m *Manager) fly(e *entry, id string, p Provider, f *flight) {
 	if !loaded {
 		t, err := m.o.Store.Load(id)
 		if err != nil {
-			if !errors.Is(err, proxy.ErrRelogin) {
+			if !errors.Is(err, auth.ErrRelogin) {
 				err = fmt.Errorf("cannot read the login of %s: %w", id, err)
 			}
 			f.err = err
@@ -329,7 +329,7 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 		return Tokens{}, false, dead
 	}
 	if tok.Refresh == "" {
-		err := fmt.Errorf("%w: the %s login of %s has no refresh token", proxy.ErrRelogin, p.Name, id)
+		err := fmt.Errorf("%w: the %s login of %s has no refresh token", auth.ErrRelogin, p.Name, id)
 		m.mu.Lock()
 		e.dead = err
 		m.mu.Unlock()

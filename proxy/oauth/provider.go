@@ -19,7 +19,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/auth"
 )
 
 // Provider names: the built-in pools a login belongs to.
@@ -138,20 +138,20 @@ func (p Provider) tokenURLs() []string {
 // (no user-agent or originator of Claude Code or Codex). The proxy has
 // already removed the client's own auth headers; anthropic-beta is merged
 // with the client's betas there.
-func (p Provider) Auth(t Tokens) proxy.Auth {
+func (p Provider) Auth(t Tokens) auth.Auth {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+t.Access)
 	switch p.Name {
 	case NameAnthropic:
 		h.Set("anthropic-beta", OAuthBeta)
-		return proxy.Auth{Header: h}
+		return auth.Auth{Header: h}
 	case NameOpenAI:
 		if t.AccountID != "" {
 			h.Set("chatgpt-account-id", t.AccountID)
 		}
 		// The Codex backend answers /responses under its base URL, with
 		// no /v1.
-		return proxy.Auth{Header: h, BaseURL: strings.TrimRight(p.APIBaseURL, "/"), StripV1: p.APIBaseURL != ""}
+		return auth.Auth{Header: h, BaseURL: strings.TrimRight(p.APIBaseURL, "/"), StripV1: p.APIBaseURL != ""}
 	}
-	return proxy.Auth{Header: h}
+	return auth.Auth{Header: h}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/sim"
@@ -26,17 +27,17 @@ const clientKey = "sp-test-client-key"
 
 // auth is the app's authenticator in miniature: oauth credentials through
 // the Manager, API keys (whose secret is their id) as headers.
-type auth struct {
+type testAuth struct {
 	m     *Manager
 	provs map[string]Provider
 }
 
-func (a *auth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (proxy.Auth, error) {
+func (a *testAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth {
 		return a.m.Auth(ctx, cred.ID, a.provs[cred.Provider], refresh)
 	}
 	if refresh {
-		return proxy.Auth{}, proxy.ErrNoRefresh
+		return auth.Auth{}, auth.ErrNoRefresh
 	}
 	h := http.Header{}
 	if cred.Provider == "anthropic" {
@@ -44,7 +45,7 @@ func (a *auth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (pr
 	} else {
 		h.Set("Authorization", "Bearer "+cred.ID)
 	}
-	return proxy.Auth{Header: h}, nil
+	return auth.Auth{Header: h}, nil
 }
 
 type proxyEnv struct {
@@ -67,7 +68,7 @@ func newProxyEnv(t *testing.T, oo sim.OAuthOptions) *proxyEnv {
 	}
 	px := proxy.New(proxy.Options{
 		Clock: e.clk, Pool: e.pool, Events: e.rec, Providers: provs,
-		Auth:      &auth{m: e.m, provs: map[string]Provider{"anthropic": e.anth, "openai": e.oai}},
+		Auth:      &testAuth{m: e.m, provs: map[string]Provider{"anthropic": e.anth, "openai": e.oai}},
 		ClientKey: func() string { return clientKey }, SoleProviderMax: 0,
 	})
 	e.srv = httptest.NewServer(px)

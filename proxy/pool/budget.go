@@ -149,7 +149,8 @@ func (p *Pool) SetBudget(id, model string, remaining int, reset time.Time) {
 	b := p.budgetFor(c, model, now)
 	// This answer is one of the unanswered attempts.
 	b.unanswered = max(b.unanswered-1, 0)
-	var fx effects
+	// The answer may end a probe after a reset, or say there is room.
+	fx := effects{wake: true}
 	if now.Before(reset) {
 		c.setBudget(b, max(remaining, 0)-b.unanswered, reset)
 		p.syncSpent(c, b, now, &fx)
@@ -157,10 +158,10 @@ func (p *Pool) SetBudget(id, model string, remaining int, reset time.Time) {
 	p.unlock(&fx)
 }
 
-// countLease counts a lease taken at now against b. A spent budget whose
-// probe is no longer owed (refillGrace) is forgotten first, so that the
-// lease is an ordinary one. Requires p.mu.
-func (p *Pool) countLease(c *cred, b *budget, now time.Time, fx *effects) {
+// countLease counts a lease taken at now against b (its budget only with
+// spend). A spent budget whose probe is no longer owed (refillGrace) is
+// forgotten first, so that the lease is an ordinary one. Requires p.mu.
+func (p *Pool) countLease(c *cred, b *budget, now time.Time, spend bool, fx *effects) {
 	if b.unanswered == 0 && b.refilling(now) && !now.Before(b.reset.Add(refillGrace)) {
 		c.setBudget(b, 0, time.Time{})
 	}
@@ -168,7 +169,7 @@ func (p *Pool) countLease(c *cred, b *budget, now time.Time, fx *effects) {
 	b.unanswered++
 	// Past the reset the report describes a window that is over: counting
 	// on would make a refilled window look spent.
-	if now.Before(b.reset) {
+	if spend && now.Before(b.reset) {
 		c.setBudget(b, b.left-1, b.reset)
 		if b.left <= 0 {
 			p.syncSpent(c, b, now, fx)
@@ -225,7 +226,7 @@ func (p *Pool) endSpent(c *cred, b *budget, e *cooldown) {
 		return
 	}
 	b.spent = nil
-	var fx effects
+	fx := effects{wake: true}
 	fx.emit(spentEvent(api.EventCooldownEnded, c, e, now))
 	p.unlock(&fx)
 }

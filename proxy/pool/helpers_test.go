@@ -46,6 +46,10 @@ type fixture struct {
 	p   *Pool
 	clk *clock.Fake
 	rec *recorder
+
+	// scratch for step tables
+	held    *Lease
+	changed <-chan struct{}
 }
 
 // newFixture builds a pool on a fake clock with one credential per id, all

@@ -26,7 +26,19 @@ type hit struct {
 	step  int // 1-based ladder step; 0 when the time came from the upstream
 	mem   ladderMem
 	kept  bool // the key's current cooldown stands unchanged
+	// extended: the key was cooling and a later upstream time moves its
+	// end by at least extendMin.
+	extended bool
 }
+
+// extendMin is how much later an upstream time must reach than the
+// cooldown already running before it counts as news. Concurrent requests
+// refused by one limit carry one reset instant, but read at slightly
+// different moments and, as retry-after, in whole seconds: their ends
+// scatter over up to a second. Under a second is one refusal seen twice
+// (the cooldown stands, and the probe after it finds out); a second or
+// more is the upstream naming a later time.
+const extendMin = time.Second
 
 // advance computes the outcome of a rate-limit hit at now on a key whose
 // active cooldown is cur (nil or expired when none) and whose memory is
@@ -37,7 +49,7 @@ type hit struct {
 // before the cooldown began (a burst of concurrent requests all answered
 // 429 together). It neither climbs the ladder (or three parallel requests
 // would buy 5 minutes at once) nor shortens the cooldown; only an upstream
-// time reaching further extends it.
+// time reaching at least extendMin further extends it.
 //
 // A fresh hit climbs: step n+1 if the last hit was less than resetAfter
 // ago, else step 1. An upstream time (retryAfter > 0) replaces the step's
@@ -46,8 +58,8 @@ type hit struct {
 // refused climbs even while the upstream names the times.
 func (l ladder) advance(cur *cooldown, mem ladderMem, now time.Time, retryAfter time.Duration) hit {
 	if active(cur, now) {
-		if retryAfter > 0 && now.Add(retryAfter).After(cur.until) {
-			return hit{until: now.Add(retryAfter), mem: mem}
+		if retryAfter > 0 && now.Add(retryAfter).Sub(cur.until) >= extendMin {
+			return hit{until: now.Add(retryAfter), mem: mem, extended: true}
 		}
 		return hit{until: cur.until, step: cur.step, mem: mem, kept: true}
 	}
@@ -194,8 +206,9 @@ func (p *Pool) end(k key, e *cooldown) {
 		return
 	}
 	k.set(nil)
-	fx := effects{changed: true}
+	fx := effects{changed: true, wake: true}
 	fx.emit(k.ended(e, now))
+	p.settleReasons(k, e, now)
 	p.unlock(&fx)
 }
 
@@ -208,9 +221,13 @@ type CooldownResult struct {
 	// Scope is the scope actually cooled: a credential-scoped hit on an
 	// egress provider cools the provider.
 	Scope Scope
-	// Kept: the key was already cooling at least as long, and that
-	// cooldown stands unchanged.
-	Kept bool
+	// Exactly one of Started, Extended and Kept is set for a known id.
+	// Started: the key was not cooling and now is (cooldown_started).
+	// Extended: it was cooling and an upstream time moved the end later
+	// by at least a second (cooldown_extended). Kept: it was already
+	// cooling about as long or longer, and that cooldown stands
+	// unchanged (no event): a concurrent refusal confirming it.
+	Started, Extended, Kept bool
 }
 
 // CoolDown records a rate-limit hit on credential id.
@@ -228,8 +245,11 @@ type CooldownResult struct {
 // does not climb (see ladder.advance). reason is kept with the cooldown
 // and as the credential's last reason.
 //
-// cooldown_started goes out when a cooldown starts or is extended; an
-// unknown id does nothing and returns the zero result.
+// Concurrent refusals for one key announce one cooldown: cooldown_started
+// when it starts, cooldown_extended (same fields) only when an upstream
+// time moves its end later by a second or more (extendMin), nothing when
+// the hit confirms it. An unknown id does nothing and returns the zero
+// result.
 func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration, reason string) CooldownResult {
 	p.mu.Lock()
 	c := p.byID[id]
@@ -248,9 +268,13 @@ func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration,
 		k = key{cred: c}
 	}
 	c.reason = reason
+	// A refusal tells as much as an outage probe would (outage.go): the
+	// next one is due outageProbeEvery after the latest of either.
+	c.prov.probeAt = now
 	cur := k.get()
 	h := p.lad.advance(cur, k.memory(), now, retryAfter)
-	res := CooldownResult{Until: h.until, Step: h.step, Steps: len(p.lad.steps), Scope: k.scope(), Kept: h.kept}
+	res := CooldownResult{Until: h.until, Step: h.step, Steps: len(p.lad.steps), Scope: k.scope(),
+		Started: !h.kept && !h.extended, Extended: h.extended, Kept: h.kept}
 	var fx effects
 	if h.kept {
 		p.unlock(&fx)
@@ -272,7 +296,11 @@ func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration,
 	} else {
 		c.probe = true
 	}
-	ev := k.base(api.EventCooldownStarted, now)
+	typ := api.EventCooldownStarted
+	if h.extended {
+		typ = api.EventCooldownExtended
+	}
+	ev := k.base(typ, now)
 	until := h.until
 	ev.Until = &until
 	ev.Step = h.step

@@ -42,7 +42,12 @@ func TestLadderAdvance(t *testing.T) {
 		{"shorter upstream time while cooling is kept", cooling, ladderMem{1, now}, 5 * time.Second,
 			hit{until: cooling.until, step: 1, mem: ladderMem{1, now}, kept: true}},
 		{"longer upstream time while cooling extends, without climbing", cooling, ladderMem{1, now}, time.Minute,
-			hit{until: now.Add(time.Minute), step: 0, mem: ladderMem{1, now}}},
+			hit{until: now.Add(time.Minute), step: 0, mem: ladderMem{1, now}, extended: true}},
+		// The same reset read a moment later, in whole seconds.
+		{"upstream time under a second later while cooling is kept", cooling, ladderMem{1, now}, 20*time.Second + 999*time.Millisecond,
+			hit{until: cooling.until, step: 1, mem: ladderMem{1, now}, kept: true}},
+		{"upstream time a second later while cooling extends", cooling, ladderMem{1, now}, 21 * time.Second,
+			hit{until: now.Add(21 * time.Second), step: 0, mem: ladderMem{1, now}, extended: true}},
 		{"a cooldown whose time has come counts as over", ended, ladderMem{1, now.Add(-30 * time.Second)}, 0,
 			hit{until: now.Add(time.Minute), step: 2, mem: ladderMem{2, now}}},
 	}
@@ -60,7 +65,7 @@ func TestLadderAdvance(t *testing.T) {
 func TestRetryAfterReplacesLadderStep(t *testing.T) {
 	f := newFixture(t, Config{}, "a")
 	res := f.p.CoolDown("a", "", ScopeCredential, 5*time.Second, "429 rate_limit_error")
-	want := CooldownResult{Until: t0.Add(5 * time.Second), Step: 0, Steps: 3, Scope: ScopeCredential}
+	want := CooldownResult{Until: t0.Add(5 * time.Second), Step: 0, Steps: 3, Scope: ScopeCredential, Started: true}
 	if res != want {
 		t.Fatalf("CoolDown = %+v, want %+v", res, want)
 	}
@@ -139,9 +144,10 @@ func TestModelCooldownIsPerModel(t *testing.T) {
 			f.clk.Advance(want)
 		}
 	}
-	// opus is cooling 5m; sonnet and model-less requests are not affected.
-	if u := f.unavailable("opus"); u.Cooling != 1 || u.NextReady != 5*time.Minute {
-		t.Fatalf("opus: %+v, want 1 cooling for 5m", u)
+	// opus is cooling 5m, on a guess: its next probe is the wait;
+	// sonnet and model-less requests are not affected.
+	if u := f.unavailable("opus"); u.Cooling != 1 || u.NextReady != outageProbeEvery || !u.Probe {
+		t.Fatalf("opus: %+v, want 1 cooling, the next probe in 2s", u)
 	}
 	if got := f.pick("sonnet"); got != "a" {
 		t.Fatal("sonnet blocked by opus's cooldown")
@@ -225,15 +231,17 @@ func TestEgressHitCoolsEverySibling(t *testing.T) {
 	if res.Scope != ScopeProvider || res.Step != 1 || res.Until != t0.Add(30*time.Second) {
 		t.Fatalf("CoolDown = %+v, want provider scope step 1 for 30s", res)
 	}
+	// Every credential cooling on a guess: the wait is for the next
+	// probe of the provider (outage_test.go), not the step's end.
 	u := f.unavailable("m")
-	if u.Total != 3 || u.Cooling != 3 || !u.HasNext || u.NextReady != 30*time.Second {
-		t.Fatalf("Unavailable = %+v, want 3 of 3 cooling, next ready 30s", u)
+	if u.Total != 3 || u.Cooling != 3 || !u.HasNext || u.NextReady != outageProbeEvery || !u.Probe {
+		t.Fatalf("Unavailable = %+v, want 3 of 3 cooling, next probe in 2s", u)
 	}
-	if got, want := u.Error(), "all 3 anthropic credentials are cooling down for m; next ready in 30s"; got != want {
+	if got, want := u.Error(), "every anthropic credential is cooling down for m on a guessed time; the next probe of the limit goes in 2s"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
-	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != 30*time.Second {
-		t.Fatalf("NextReady = %s %v, want 30s true", d, ok)
+	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != outageProbeEvery {
+		t.Fatalf("NextReady = %s %v, want 2s true", d, ok)
 	}
 	pc := f.p.ProviderCooldown("anthropic")
 	if pc == nil || pc.Scope != "provider" || pc.Until != res.Until || pc.Step != 1 || pc.Steps != 3 {

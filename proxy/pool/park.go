@@ -77,7 +77,7 @@ func (p *Pool) Unpark(id string, kinds ...string) {
 	if len(c.parks) > 0 {
 		c.reason = c.parks[len(c.parks)-1].Reason
 	}
-	fx := effects{changed: true}
+	fx := effects{changed: true, wake: true}
 	e := event(api.EventCredentialUpdated, c, now)
 	e.State = c.state(now)
 	e.Reason = "unparked"

@@ -26,10 +26,16 @@ type PickRequest struct {
 // attempt is over, however it ended.
 type Lease struct {
 	Credential Credential // as it was when the lease was taken
+	// OutageProbe: the credential was cooling, and this lease is its
+	// provider's probe during a guessed outage (see Pick). A 429 on it
+	// only says the outage goes on: the cooldowns stand, and the request
+	// is no worse off than before it was sent.
+	OutageProbe bool
 
 	p        *Pool
 	c        *cred
 	b        *budget // the budget of the model it was taken for
+	outage   bool    // a provider's probe during a guessed outage
 	released bool    // guarded by p.mu
 }
 
@@ -46,6 +52,10 @@ func (l *Lease) Release() {
 		l.c.inFlight--
 		l.b.inFlight--
 		l.b.unanswered = min(l.b.unanswered, l.b.inFlight)
+		if l.outage {
+			l.c.outageProbes--
+		}
+		p.wakeLocked()
 	}
 	p.mu.Unlock()
 }
@@ -60,16 +70,30 @@ func (l *Lease) Release() {
 // those, in order:
 //
 //  1. the credential req.Affinity was last bound to, while it is usable;
-//  2. the most headroom (api.Utilization.Headroom, ignoring windows that
+//  2. where usage windows report their resets: among the credentials with
+//     headroom and a known reset, the window that resets soonest, since
+//     its unused quota is lost at the reset (resets within
+//     resetTolerance count as one);
+//  3. the most headroom (api.Utilization.Headroom, ignoring windows that
 //     have since reset), where credentials within 5 points of the best
 //     (headroomTolerance) count as equal, so usage that differs by noise
 //     still shares the load;
-//  3. among those, the least recently used, so equal credentials alternate;
-//  4. the order added.
+//  4. among those, the least recently used, so equal credentials alternate;
+//  5. the order added.
 //
 // When the affinity key's credential is not usable, the key is bound to
 // the one picked instead and stays there: moving back would break the
 // new credential's cache for no gain.
+//
+// A guessed outage is the exception to "usable": when every credential
+// of req.Provider that is not paused or parked is cooling, each on ladder
+// steps only (no upstream time, no spent budget), one Pick every
+// outageProbeEvery (2 s) for the whole provider leases a cooling
+// credential as a probe: the one whose cooldown ends soonest. A 2xx on it
+// (Confirm) ends the provider's guessed cooldowns for the model; a 429
+// keeps them (a hit on a cooling key does not climb). Between probes,
+// Unavailable.NextReady is the time to the next one, and Changed's
+// channel closes then.
 func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 	p.mu.Lock()
 	now := p.clk.Now()
@@ -88,23 +112,30 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 		// the heap.
 		var buf [16]candidate
 		usable := buf[:0]
-		top := 0.0
 		for _, c := range list {
 			if p.check(c, req.Model, req.Exclude, now) == blockNone {
-				h := headroomAt(c.util, now)
-				top = max(top, h)
-				usable = append(usable, candidate{c, h})
+				usable = append(usable, candidate{c, headroomAt(c.util, now), resetAt(c.util, now)})
 			}
 		}
-		if len(usable) == 0 {
-			u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now)
-			p.mu.Unlock()
-			return nil, u
-		}
-		for _, x := range usable {
-			if x.h >= top-headroomTolerance && (best == nil || x.c.seq < best.seq) {
-				best = x.c
+		if len(usable) > 0 {
+			best = choose(usable)
+		} else {
+			slot, probe := p.outageProbe(req, list, now)
+			if probe == nil {
+				if now.Before(slot) {
+					p.armSlot(p.provs[req.Provider], slot, now)
+				}
+				u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
+				p.mu.Unlock()
+				return nil, u
 			}
+			var fx effects
+			l := p.leaseLocked(probe, req.Model, now, false, &fx)
+			l.outage, l.OutageProbe = true, true
+			probe.outageProbes++
+			probe.prov.probeAt = now
+			p.unlock(&fx)
+			return l, nil
 		}
 	}
 	if req.Affinity != "" {
@@ -115,7 +146,7 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 		}
 	}
 	var fx effects
-	l := p.leaseLocked(best, req.Model, now, &fx)
+	l := p.leaseLocked(best, req.Model, now, true, &fx)
 	p.unlock(&fx)
 	return l, nil
 }
@@ -133,30 +164,73 @@ func (p *Pool) Acquire(id, model string) (*Lease, error) {
 	}
 	now := p.clk.Now()
 	if p.check(c, model, nil, now) != blockNone {
-		u := p.unavailable(c.Provider, model, []*cred{c}, nil, now)
+		u := p.unavailable(c.Provider, model, []*cred{c}, nil, now, time.Time{})
 		p.mu.Unlock()
 		return nil, u
 	}
 	var fx effects
-	l := p.leaseLocked(c, model, now, &fx)
+	l := p.leaseLocked(c, model, now, true, &fx)
 	p.unlock(&fx)
 	return l, nil
 }
 
 type candidate struct {
-	c *cred
-	h float64 // headroom
+	c     *cred
+	h     float64   // headroom
+	reset time.Time // the soonest reset of a window in force; zero when none is known
 }
 
-// leaseLocked takes a slot on c for model; it counts against model's
-// budget, and the lease that spends it starts its cooldown. Requires p.mu.
-func (p *Pool) leaseLocked(c *cred, model string, now time.Time, fx *effects) *Lease {
+// resetTolerance is how close two windows' resets must be to count as one.
+// Quota left in windows that reset minutes apart is lost at about the same
+// time; ranking them by the minute would pin all traffic on one while
+// headroom and alternation could share it.
+const resetTolerance = 5 * time.Minute
+
+// choose is Pick's ranking (steps 2 to 4) over usable, which must not be
+// empty; it reorders usable.
+func choose(usable []candidate) *cred {
+	var soonest time.Time
+	for _, x := range usable {
+		if x.h > 0 && !x.reset.IsZero() && (soonest.IsZero() || x.reset.Before(soonest)) {
+			soonest = x.reset
+		}
+	}
+	if !soonest.IsZero() {
+		n := 0
+		for _, x := range usable {
+			if x.h > 0 && !x.reset.IsZero() && x.reset.Sub(soonest) <= resetTolerance {
+				usable[n] = x
+				n++
+			}
+		}
+		usable = usable[:n]
+	}
+	top := 0.0
+	for _, x := range usable {
+		top = max(top, x.h)
+	}
+	var best *cred
+	for _, x := range usable {
+		if x.h >= top-headroomTolerance && (best == nil || x.c.seq < best.seq) {
+			best = x.c
+		}
+	}
+	return best
+}
+
+// leaseLocked takes a slot on c for model; with spend, it counts against
+// model's budget, and the lease that spends it starts its cooldown. A
+// guessed outage's probe does not spend: it is refused far more often than
+// served, a refusal costs the upstream's budget nothing, and counting each
+// one ran a key's budget out on refusals alone in the bench, turning the
+// guessed outage into a wait for that budget's reset. Requires p.mu.
+func (p *Pool) leaseLocked(c *cred, model string, now time.Time, spend bool, fx *effects) *Lease {
 	p.seq++
 	c.seq = p.seq
 	c.lastUsed = now
 	c.inFlight++
 	b := p.budgetFor(c, model, now)
-	p.countLease(c, b, now, fx)
+	p.countLease(c, b, now, spend, fx)
 	return &Lease{Credential: c.Credential, p: p, c: c, b: b}
 }
 
@@ -254,6 +328,21 @@ func headroomAt(u *api.Utilization, now time.Time) float64 {
 	return 1 - min(usedAt(u, now), 1)
 }
 
+// resetAt is the soonest reset of u's windows still in force, zero when
+// none names one.
+func resetAt(u *api.Utilization, now time.Time) time.Time {
+	var r time.Time
+	if u == nil {
+		return r
+	}
+	for _, w := range [...]*api.Window{u.FiveHour, u.SevenDay} {
+		if w != nil && w.ResetsAt != nil && now.Before(*w.ResetsAt) && (r.IsZero() || w.ResetsAt.Before(r)) {
+			r = *w.ResetsAt
+		}
+	}
+	return r
+}
+
 func usedAt(u *api.Utilization, now time.Time) float64 {
 	used := 0.0
 	for _, w := range [...]*api.Window{u.FiveHour, u.SevenDay} {
@@ -277,11 +366,15 @@ type Unavailable struct {
 	// Excluded counts credentials usable but already tried by this request.
 	Excluded int
 	// NextReady is the shortest wait until a cooling credential is usable
-	// again, HasNext whether there is one. Paused, parked and busy ones do
-	// not count: the first two wait on a person, the last on other
-	// requests, neither on the clock.
+	// again, or until the provider's next probe during a guessed outage
+	// (see Pick), HasNext whether there is one. Paused, parked and busy
+	// ones do not count: the first two wait on a person, the last on
+	// other requests, neither on the clock.
 	NextReady time.Duration
 	HasNext   bool
+	// Probe says NextReady is the provider's next probe in a guessed
+	// outage, not the end of a cooldown.
+	Probe bool
 	// Reasons has one line per credential that is not usable, in plain
 	// words: "key-a: cooling 4m10s (429 rate_limit_error)".
 	Reasons []string
@@ -296,6 +389,8 @@ func (u *Unavailable) Error() string {
 	switch {
 	case u.Total == 0:
 		return fmt.Sprintf("no %s credentials; add one with `subpool add-key %s`", u.Provider, u.Provider)
+	case u.Cooling == u.Total && u.Probe:
+		return fmt.Sprintf("every %s credential is cooling down%s on a guessed time; the next probe of the limit goes in %s", u.Provider, forModel, human(u.NextReady))
 	case u.Cooling == u.Total && u.HasNext && u.Total == 1:
 		return fmt.Sprintf("the only %s credential is cooling down%s; ready in %s", u.Provider, forModel, human(u.NextReady))
 	case u.Cooling == u.Total && u.HasNext:
@@ -308,9 +403,14 @@ func (u *Unavailable) Error() string {
 	return s
 }
 
-// unavailable explains why none of list can take a request. Requires p.mu.
-func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[string]bool, now time.Time) *Unavailable {
+// unavailable explains why none of list can take a request; slot, when
+// after now, is the provider's next outage probe. Requires p.mu.
+func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[string]bool, now, slot time.Time) *Unavailable {
 	u := &Unavailable{Provider: provider, Model: model, Total: len(list)}
+	if now.Before(slot) {
+		u.NextReady, u.HasNext, u.Probe = slot.Sub(now), true, true
+		u.Reasons = append(u.Reasons, outageNote(provider, u.NextReady))
+	}
 	for _, c := range list {
 		var why string
 		switch p.check(c, model, exclude, now) {
@@ -325,7 +425,7 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			e := longest(c, model, now)
 			d := e.until.Sub(now)
 			if !u.HasNext || d < u.NextReady {
-				u.NextReady, u.HasNext = d, true
+				u.NextReady, u.HasNext, u.Probe = d, true, false
 			}
 			why = "cooling " + human(d)
 			switch e.scope {
@@ -387,7 +487,14 @@ func (p *Pool) NextReady(provider, model string) (time.Duration, bool) {
 	now := p.clk.Now()
 	var next time.Duration
 	has := false
-	for _, c := range p.listLocked(provider) {
+	list := p.listLocked(provider)
+	switch slot, probe := p.outageProbe(PickRequest{Provider: provider, Model: model}, list, now); {
+	case probe != nil:
+		return 0, true
+	case now.Before(slot):
+		next, has = slot.Sub(now), true
+	}
+	for _, c := range list {
 		switch p.check(c, model, nil, now) {
 		case blockNone:
 			return 0, true

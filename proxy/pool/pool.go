@@ -114,6 +114,7 @@ type Pool struct {
 	aff      affinity
 	seq      uint64 // counts leases; orders credentials by last use
 	onChange func()
+	ready    chan struct{} // handed out by Changed, closed by wakeLocked
 }
 
 // cred is one credential and everything the pool tracks about it. Guarded
@@ -141,6 +142,9 @@ type cred struct {
 	// probe is set by a cooldown and cleared by the next success: until
 	// then the credential takes one request at a time.
 	probe bool
+	// outageProbes counts the leases out on it as a provider's probe
+	// during a guessed outage (outage.go): a 2xx on one ends the outage.
+	outageProbes int
 	// seq is the Pool.seq of the last lease. Least-recently-used is judged
 	// on it rather than lastUsed because clocks tie: a fake clock that does
 	// not move, or a coarse real one under load.
@@ -161,6 +165,10 @@ type provider struct {
 	creds  []*cred
 	cool   *cooldown // provider-wide: one entry, however many credentials it blocks
 	ladder ladderMem
+	// probeAt is when the last probe of a guessed outage went (outage.go);
+	// slotTimer wakes waiters at slotAt, the next one's time.
+	probeAt, slotAt time.Time
+	slotTimer       clock.Timer
 }
 
 // New returns an empty pool. em nil means api.Discard.
@@ -218,6 +226,7 @@ func (p *Pool) OnChange(f func()) {
 type effects struct {
 	events  []api.Event
 	changed bool
+	wake    bool // something may have become usable: close Changed's channel
 }
 
 func (fx *effects) emit(e api.Event) { fx.events = append(fx.events, e) }
@@ -225,6 +234,9 @@ func (fx *effects) emit(e api.Event) { fx.events = append(fx.events, e) }
 // unlock releases p.mu, then emits the gathered events and runs the
 // OnChange hook. Requires that p.mu is held.
 func (p *Pool) unlock(fx *effects) {
+	if fx.wake {
+		p.wakeLocked()
+	}
 	em, hook := p.em, p.onChange
 	p.mu.Unlock()
 	for _, e := range fx.events {
@@ -284,6 +296,7 @@ func (p *Pool) Add(c Credential) {
 			old.prov = pr
 		}
 		old.Credential = c
+		fx.wake = true // a new provider, or a higher in-flight limit
 		e := event(api.EventCredentialUpdated, old, now)
 		e.State = old.state(now)
 		fx.emit(e)
@@ -292,6 +305,7 @@ func (p *Pool) Add(c Credential) {
 		p.creds = append(p.creds, nc)
 		pr.creds = append(pr.creds, nc)
 		p.byID[c.ID] = nc
+		fx.wake = true
 		e := event(api.EventCredentialAdded, nc, now)
 		e.State = api.StateReady
 		fx.emit(e)
@@ -351,6 +365,7 @@ func (p *Pool) setPaused(id string, paused bool) error {
 	if c.paused != paused {
 		now := p.clk.Now()
 		c.paused = paused
+		fx.wake = !paused
 		e := event(api.EventCredentialUpdated, c, now)
 		e.State = c.state(now)
 		fx.emit(e)
@@ -419,6 +434,7 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 		if c.clearLocked(p.clk.Now()) {
 			c.reason = ""
 		}
+		p.wakeLocked()
 	}
 }
 
@@ -433,15 +449,32 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 // a time. Other models' probes are theirs to end. Record does not,
 // because a stream begun before the reset may end after it and say
 // nothing about the new window.
+//
+// On a credential leased as a provider's probe during a guessed outage
+// (see Pick), it ends every guessed cooldown of the provider for model:
+// the outage is over, and each credential comes back as one probe. And
+// as a success, it clears the credential's reason when nothing holds it
+// back any more, as Record does.
 func (p *Pool) Confirm(id, model string) {
 	p.mu.Lock()
-	if c := p.byID[id]; c != nil {
-		c.probe = false
-		if b := c.buds[model]; b != nil && b.refilling(p.clk.Now()) {
-			c.setBudget(b, 0, time.Time{})
-		}
+	c := p.byID[id]
+	if c == nil {
+		p.mu.Unlock()
+		return
 	}
-	p.mu.Unlock()
+	now := p.clk.Now()
+	fx := effects{wake: true}
+	if c.outageProbes > 0 {
+		p.endGuessed(c.prov, model, now, &fx)
+	}
+	c.probe = false
+	if b := c.buds[model]; b != nil && b.refilling(now) {
+		c.setBudget(b, 0, time.Time{})
+	}
+	if c.clearLocked(now) {
+		c.reason = ""
+	}
+	p.unlock(&fx)
 }
 
 // clearLocked reports whether nothing holds c back at any scope.
@@ -543,6 +576,7 @@ func (p *Pool) Reset(id string) error {
 	}
 	if fx.changed {
 		c.reason = ""
+		fx.wake = true
 		e := event(api.EventCredentialUpdated, c, now)
 		e.State = c.state(now)
 		e.Reason = "reset"

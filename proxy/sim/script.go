@@ -44,6 +44,12 @@ type Step struct {
 	// "error", Responses "response.failed"); Chat Completions sends a bare
 	// data line. See StreamOverloaded.
 	StreamError string
+	// ErrorAfter moves StreamError into a normal streamed success: -1
+	// sends it after the opening events (message_start,
+	// response.created), before any content; N > 0 after N content
+	// deltas. The stream then ends cleanly, as upstreams end it after an
+	// error event. 0 keeps it the first and only event.
+	ErrorAfter int
 	// Times repeats the step; 0 and 1 both mean once.
 	Times int
 	// Model, when set, limits the step to requests for that model: other

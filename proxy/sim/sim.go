@@ -211,8 +211,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// finish runs on every way out, the aborts of CutAfter and Drop
 	// included (they unwind by panic), so no record is left half-written.
 	defer x.finish()
+	defer func() {
+		// An error event ended the stream early, cleanly (ErrorAfter).
+		if r := recover(); r != nil && r != errStreamEnded {
+			panic(r)
+		}
+	}()
 	x.serve()
 }
+
+// errStreamEnded unwinds a handler whose stream ended early but cleanly:
+// unlike an abort, the response completes.
+var errStreamEnded = &struct{ string }{"stream ended"}
 
 // credentialOf returns the secret a request carried: x-api-key first (what
 // API-key clients send to Anthropic), else a bearer token (OAuth and
@@ -313,7 +323,7 @@ func (x *exchange) serve() {
 	x.record(http.StatusOK)
 	x.wait(step.Delay)
 	x.successHeaders()
-	if step.StreamError != "" {
+	if step.StreamError != "" && step.ErrorAfter == 0 {
 		x.streamError()
 		return
 	}

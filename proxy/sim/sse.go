@@ -41,6 +41,9 @@ func (st *stream) send(name string, v any, delta bool) {
 	if delta && x.step.CutAfter < 0 {
 		x.abort()
 	}
+	if delta && x.step.StreamError != "" && (x.step.ErrorAfter < 0 || st.deltas == x.step.ErrorAfter) {
+		st.failNow()
+	}
 	if st.index > 0 && !sleep(x.ctx, x.s.opts.ChunkInterval) {
 		x.gone()
 	}
@@ -98,6 +101,17 @@ func (st *stream) deltasDone() {
 	if st.x.step.CutAfter != 0 {
 		st.x.abort()
 	}
+	if st.x.step.StreamError != "" && st.x.step.ErrorAfter != 0 {
+		st.failNow()
+	}
+}
+
+// failNow sends the step's StreamError in the middle of a stream, then
+// ends the stream cleanly.
+func (st *stream) failNow() {
+	st.sendError()
+	st.end()
+	panic(errStreamEnded)
 }
 
 // end marks the answer complete.
@@ -108,6 +122,14 @@ func (st *stream) end() { st.x.done = true }
 func (x *exchange) streamError() {
 	bare := x.r.URL.Path == "/v1/chat/completions"
 	st := x.startStream(bare)
+	st.sendError()
+	st.end()
+}
+
+// sendError sends the step's StreamError as one event, named by its
+// "type" (Chat Completions: a bare data line).
+func (st *stream) sendError() {
+	x := st.x
 	data := x.render(x.step.StreamError)
 	var typed struct {
 		Type string `json:"type"`
@@ -116,9 +138,8 @@ func (x *exchange) streamError() {
 	if json.Unmarshal(data, &typed) == nil && typed.Type != "" {
 		name = typed.Type
 	}
-	if bare {
+	if st.bare {
 		name = "chat.completion.chunk"
 	}
 	st.send(name, data, false)
-	st.end()
 }

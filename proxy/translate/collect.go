@@ -3,6 +3,7 @@ package translate
 import (
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/proxy/sse"
 	"io"
 	"strings"
 )
@@ -32,10 +33,13 @@ func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error)
 	col := &collector{msg: aResponse{Type: "message", Role: "assistant", Model: clientModel, Content: []aBlock{}}}
 	a := newAssembler(col)
 	dec := newDecoder(from)
-	r := NewEventReader(src)
+	r := sse.NewReader(src, 0, false)
 	for !a.over() {
-		event, data, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		ev, err := r.Next()
+		event, data := ev.Name, ev.Data
+		// A stream cut inside a line ends here too; the decoders judge
+		// whether the answer was complete.
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			dec.end(a)
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/proxy/sse"
 	"io"
 )
 
@@ -158,11 +159,14 @@ func passThrough(to Target, event string, data []byte) []byte {
 // Close gives.
 func Stream(w io.Writer, src io.Reader, from, to Target, clientModel string) error {
 	t := NewStreamTranslator(from, to, clientModel)
-	r := NewEventReader(src)
+	r := sse.NewReader(src, 0, false)
 	var stop error
 	for stop == nil {
-		event, data, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		ev, err := r.Next()
+		event, data := ev.Name, ev.Data
+		// A stream cut inside a line ends here too; the decoders judge
+		// whether the answer was complete.
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
 		}
 		if err != nil {

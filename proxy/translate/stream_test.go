@@ -2,8 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 )
@@ -246,33 +244,6 @@ func TestStreamPassThroughSameWire(t *testing.T) {
 	tr = NewStreamTranslator(OpenAIChat, OpenAIChat, "m")
 	if out, _ := tr.Feed("", []byte("[DONE]")); string(out) != "data: [DONE]\n\n" {
 		t.Errorf("%q", out)
-	}
-}
-
-func TestEventReader(t *testing.T) {
-	read := func(in string) []string {
-		r := NewEventReader(strings.NewReader(in))
-		var got []string
-		for {
-			name, data, err := r.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					t.Fatal(err)
-				}
-				return got
-			}
-			got = append(got, name+"|"+string(data))
-		}
-	}
-	for _, tc := range []struct{ in, want string }{
-		{": keep-alive\r\n\r\nevent: a\r\ndata: {\"x\":\r\ndata: 1}\r\nid: 7\r\n\r\n" +
-			"data:[DONE]\n\nevent: lonely\n\nevent: cut\ndata: {", `a|{"x":` + "\n" + `1};|[DONE]`},
-		// The last event's lines all ended; only the blank line is missing.
-		{"data: 1\n\ndata: [DONE]\n", "|1;|[DONE]"},
-	} {
-		if got := strings.Join(read(tc.in), ";"); got != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/proxy/sse"
 	"io"
 	"regexp"
 	"testing"
@@ -27,16 +28,16 @@ func parseSSE(t *testing.T, b []byte) []sseEvent {
 		t.Fatalf("stream does not end with a blank line: %q", b[max(0, len(b)-40):])
 	}
 	var evs []sseEvent
-	r := NewEventReader(bytes.NewReader(b))
+	r := sse.NewReader(bytes.NewReader(b), 0, false)
 	for {
-		name, data, err := r.Next()
+		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return evs
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs = append(evs, sseEvent{name, data})
+		evs = append(evs, sseEvent{ev.Name, bytes.Clone(ev.Data)})
 	}
 }
 

@@ -1,0 +1,61 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+)
+
+// classRefused is the class of an answer subpool wrote itself.
+const classRefused = classify.Class("refused")
+
+// serve answers one routed request: the attempt loop on the client's
+// provider, and when that provider is exhausted, the fallback ladder
+// around it (fallback.go). Whatever happens, request_finished goes out.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
+	rq := &request{p: p, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now()}
+	defer func() {
+		p.o.Events.Emit(api.Event{
+			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: rq.cred,
+			Model: rq.info.Model, Path: upath, Status: rq.status, Class: string(rq.class),
+			Attempts: rq.attempts, LatencyMS: p.o.Clock.Now().Sub(rq.start).Milliseconds(),
+		})
+		if rq.abort {
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	body, err := readBody(w, r, p.o.MaxBody)
+	switch {
+	case errors.Is(err, errTooLarge):
+		rq.status, rq.class = http.StatusRequestEntityTooLarge, classRefused
+		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", p.o.MaxBody), 0)
+		return
+	case err != nil:
+		// The client stopped sending: nothing to answer, nothing to cool.
+		rq.class = classify.Aborted
+		return
+	}
+	rq.info = inspect(r.Header, body)
+	rn := &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: rq.info.Model, auth: p.o.Auth}
+	ex := rn.loop()
+	if ex == nil {
+		return
+	}
+	note := ""
+	if rq.ctx.Err() == nil {
+		var served bool
+		if note, served = rn.fallback(ex); served {
+			return
+		}
+	}
+	if rq.ctx.Err() != nil {
+		rq.class = classify.Aborted
+		return
+	}
+	rq.status, rq.class = ex.Status, classRefused
+	rn.setHeaders(w.Header(), "")
+	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter)
+}

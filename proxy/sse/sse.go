@@ -1,0 +1,142 @@
+// Package sse reads Server-Sent Events. It is the program's one reader of
+// the format: the proxy peeks at a stream's first events with it, meters a
+// stream's usage as it passes, and fallback translates streams event by
+// event with it.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxEvent bounds one event. The largest real events repeat a whole answer
+// (response.completed, or response.failed echoing a long request's
+// instructions); an upstream that sends more without a blank line is
+// broken, and must not grow the proxy's memory without end.
+const MaxEvent = 16 << 20
+
+// ErrTooLarge is returned for an event larger than the reader's limit.
+var ErrTooLarge = errors.New("sse: event larger than the limit")
+
+// Event is one event. Raw is the event's bytes exactly as they arrived,
+// up to and including its blank line (only when the Reader keeps them).
+// All three are only valid until the next call of Next.
+type Event struct {
+	Name string
+	Data []byte
+	Raw  []byte
+}
+
+// Reader reads events one at a time: "event:" and "data:" fields, data on
+// several lines joined by "\n", comments and other fields skipped, LF or
+// CRLF line ends.
+type Reader struct {
+	br      *bufio.Reader
+	max     int
+	keepRaw bool
+	raw     []byte
+	data    []byte
+	line    []byte
+	n       int // bytes of the event so far
+}
+
+// NewReader reads from r. max bounds one event (≤ 0: MaxEvent); keepRaw
+// makes every Event carry its raw bytes, for a caller that passes events
+// on unchanged.
+func NewReader(r io.Reader, max int, keepRaw bool) *Reader {
+	if max <= 0 {
+		max = MaxEvent
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 4<<10), max: max, keepRaw: keepRaw}
+}
+
+// Next returns the next event. Events without data (comments, keep-alive
+// blank lines) are returned too, with empty Name and Data, when the
+// Reader keeps raw bytes, so that a caller passing them on loses nothing;
+// otherwise they are skipped. At the end of the input Next returns io.EOF;
+// a last event whose lines all ended but which lacks its blank line is
+// returned first (some servers close right after "data: [DONE]\n"). An
+// event cut off inside a line is io.ErrUnexpectedEOF, with the bytes read
+// so far in Raw.
+func (r *Reader) Next() (Event, error) {
+	r.raw = r.raw[:0]
+	r.data = r.data[:0]
+	r.n = 0
+	name := ""
+	hasData, hasLine := false, false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if len(line) > 0 {
+					// A line cut short: its data is incomplete.
+					return Event{Raw: r.raw}, io.ErrUnexpectedEOF
+				}
+				if hasData {
+					return Event{Name: name, Data: r.data, Raw: r.raw}, nil
+				}
+				if hasLine && r.keepRaw {
+					return Event{Raw: r.raw}, nil
+				}
+			}
+			return Event{Raw: r.raw}, err
+		}
+		hasLine = true
+		t := bytes.TrimRight(line, "\r\n")
+		if len(t) == 0 {
+			if hasData || r.keepRaw {
+				return Event{Name: name, Data: r.data, Raw: r.raw}, nil
+			}
+			name, hasLine = "", false
+			continue
+		}
+		field, value, _ := bytes.Cut(t, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			name = string(value)
+		case "data":
+			if hasData {
+				r.data = append(r.data, '\n')
+			}
+			r.data = append(r.data, value...)
+			hasData = true
+		}
+	}
+}
+
+// readLine reads one line, however long, within the event limit. It
+// returns the line with its end; at the end of the input a line without
+// one comes with io.EOF.
+func (r *Reader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		r.n += len(chunk)
+		if r.keepRaw {
+			// Before the limit check: a caller passing the stream on
+			// loses no byte even of an event too large to read.
+			r.raw = append(r.raw, chunk...)
+		}
+		if r.n > r.max {
+			return nil, ErrTooLarge
+		}
+		r.line = append(r.line, chunk...)
+		if err == nil {
+			return r.line, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return r.line, err
+		}
+	}
+}
+
+// Buffered returns the bytes read from the source but not yet returned
+// as events, so a caller can hand the rest of the stream on without this
+// Reader.
+func (r *Reader) Buffered() []byte {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return b
+}

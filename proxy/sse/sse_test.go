@@ -1,0 +1,116 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func all(t *testing.T, in string, keepRaw bool) (evs []Event, raw string, err error) {
+	t.Helper()
+	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 0, keepRaw)
+	for {
+		ev, e := r.Next()
+		raw += string(ev.Raw)
+		if e != nil {
+			return evs, raw, e
+		}
+		evs = append(evs, Event{Name: ev.Name, Data: bytes.Clone(ev.Data)})
+	}
+}
+
+func TestReader(t *testing.T) {
+	in := "event: message_start\ndata: {\"a\":1}\n\nevent: lonely\n\n: keep-alive\n\ndata: line1\r\ndata: line2\r\n\r\nretry: 10\nid: 7\nevent: x\ndata:nospace\n\ndata: [DONE]\n"
+	evs, _, err := all(t, in, false)
+	if !errors.Is(err, io.EOF) {
+		t.Fatalf("err %v", err)
+	}
+	want := []Event{{Name: "message_start", Data: []byte(`{"a":1}`)}, {Data: []byte("line1\nline2")}, {Name: "x", Data: []byte("nospace")}, {Data: []byte("[DONE]")}}
+	if len(evs) != len(want) {
+		t.Fatalf("got %d events: %q", len(evs), evs)
+	}
+	for i := range want {
+		if evs[i].Name != want[i].Name || !bytes.Equal(evs[i].Data, want[i].Data) {
+			t.Errorf("event %d: %q %q, want %q %q", i, evs[i].Name, evs[i].Data, want[i].Name, want[i].Data)
+		}
+	}
+	// Keeping raw bytes loses none of them, comments included.
+	_, raw, _ := all(t, in, true)
+	if raw != in {
+		t.Errorf("raw bytes differ:\n%q\n%q", raw, in)
+	}
+}
+
+// A 1 MiB event arrives whole, in one line or many: the error events that
+// matter most echo a whole response object.
+func TestReaderLargeEvents(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	in := "event: error\ndata: {\"m\":\"" + big + "\"}\n\nevent: b\ndata: " + big[:5000] + "\ndata: " + big[:5000] + "\n\n"
+	r := NewReader(strings.NewReader(in), 0, true)
+	ev, err := r.Next()
+	if err != nil || ev.Name != "error" || len(ev.Data) != len(big)+8 || len(ev.Raw) != len(big)+8+21 {
+		t.Fatalf("first: %v %q len(data)=%d len(raw)=%d", err, ev.Name, len(ev.Data), len(ev.Raw))
+	}
+	ev, err = r.Next()
+	if err != nil || ev.Name != "b" || len(ev.Data) != 10001 {
+		t.Fatalf("second: %v %q %d", err, ev.Name, len(ev.Data))
+	}
+}
+
+func TestReaderLimit(t *testing.T) {
+	r := NewReader(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 64, false)
+	if _, err := r.Next(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err %v, want ErrTooLarge", err)
+	}
+}
+
+func TestReaderCut(t *testing.T) {
+	r := NewReader(strings.NewReader("data: {\"a\":1}\n\ndata: {\"cut"), 0, true)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := r.Next()
+	if !errors.Is(err, io.ErrUnexpectedEOF) || string(ev.Raw) != "data: {\"cut" {
+		t.Fatalf("cut: %v %q", err, ev.Raw)
+	}
+}
+
+func TestBuffered(t *testing.T) {
+	r := NewReader(strings.NewReader("data: 1\n\ndata: 2\n\n"), 0, false)
+	r.Next()
+	if got := string(r.Buffered()); got != "data: 2\n\n" {
+		t.Fatalf("buffered %q", got)
+	}
+}
+
+// FuzzReader: whatever the input, raw bytes reassemble it exactly (the
+// proxy passes them on), data never holds a line end it did not join, and
+// the reader never fails on anything but the end or the limit.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{"event: a\ndata: b\n\n", "data: x\r\n\r\n", ": c\n\n", "data: [DONE]\n", "data: cut", "\n\n\n", "event:\ndata:\n\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewReader(iotest.HalfReader(strings.NewReader(in)), 1<<16, true)
+		var raw []byte
+		for {
+			ev, err := r.Next()
+			raw = append(raw, ev.Raw...)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("err %v", err)
+				}
+				if !errors.Is(err, ErrTooLarge) && string(raw) != in {
+					t.Fatalf("raw %q != input %q", raw, in)
+				}
+				return
+			}
+			if bytes.ContainsAny(ev.Data, "\r") && !strings.Contains(in, "\r") {
+				t.Fatalf("data %q has a CR the input lacks", ev.Data)
+			}
+		}
+	})
+}
