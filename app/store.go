@@ -92,9 +92,11 @@ func (s *stateStore) saveCreds(recs []credRecord) error {
 	return writeFileAtomic(s.creds, append(b, '\n'), 0o600)
 }
 
-// load reads the state file. A corrupt one is moved aside with a warning
-// and an empty state is returned: losing cooldowns is better than a proxy
-// that will not start.
+// load reads the state file. One that is corrupt, or valid JSON this
+// build does not understand (null, another version), is moved aside with a
+// one-line warning naming it, and an empty state is returned: losing
+// cooldowns is better than a proxy that will not start, and moving it
+// aside keeps it from being overwritten unseen on stop.
 func (s *stateStore) load() stateDoc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,7 +106,7 @@ func (s *stateStore) load() stateDoc {
 	}
 	var d stateDoc
 	if err == nil {
-		err = json.Unmarshal(b, &d)
+		err = parseState(b, &d)
 	}
 	if err != nil {
 		aside := fmt.Sprintf("%s.corrupt-%s", s.path, time.Now().UTC().Format("20060102T150405Z"))
@@ -116,6 +118,27 @@ func (s *stateStore) load() stateDoc {
 		return stateDoc{Version: stateVersion}
 	}
 	return d
+}
+
+// parseState reads a state file and says what it cannot understand.
+func parseState(b []byte, d *stateDoc) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if probe == nil {
+		return errors.New("it holds no state object")
+	}
+	if err := json.Unmarshal(b, d); err != nil {
+		return err
+	}
+	if d.Version != stateVersion {
+		return fmt.Errorf("version %d, which this build does not read (it reads %d)", d.Version, stateVersion)
+	}
+	if v := d.Pool.Version; v != 0 && v != pool.StateVersion {
+		return fmt.Errorf("pool state version %d, which this build does not read (it reads %d)", v, pool.StateVersion)
+	}
+	return nil
 }
 
 func (s *stateStore) save(d stateDoc) error {
