@@ -49,6 +49,13 @@ func FuzzVerdict(f *testing.F) {
 		}
 		f.Add(uint8(pi), s.Status, strings.Join(lines, "\n"), s.body(f), s.Event, s.now(f).Unix())
 	}
+	for _, s := range loadWindowSamples(f) {
+		var lines []string
+		for k, v := range s.Headers {
+			lines = append(lines, k+": "+v)
+		}
+		f.Add(uint8(0), 200, strings.Join(lines, "\n"), []byte(s.Body), "", int64(1788580000))
+	}
 	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
 	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
 	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
@@ -86,6 +93,16 @@ func FuzzVerdict(f *testing.F) {
 			}
 		}
 
+		if q, ok := ReadWindows(h, now); ok {
+			checkQuota(t, q, now)
+		}
+		if q, err := ReadClaudeUsage(body, now); err == nil {
+			checkQuota(t, q, now)
+		}
+		if q, err := ReadCodexUsage(body, now); err == nil {
+			checkQuota(t, q, now)
+		}
+
 		if n, reset, ok := ParseBudget(h, now); ok && (n < 0 || !reset.After(now) || reset.After(now.Add(MaxRetryAfter))) {
 			t.Fatalf("budget %d until %v for now %v", n, reset, now)
 		}
@@ -99,6 +116,25 @@ func checkWindow(t *testing.T, used float64, reset *time.Time, now time.Time) {
 	}
 	if reset != nil && (reset.Before(now.Add(-time.Second)) || reset.After(now.Add(MaxRetryAfter))) {
 		t.Fatalf("reset %v for now %v", reset, now)
+	}
+}
+
+// checkQuota holds a read quota to its promises: at most one binding
+// window, uses and resets in range, names present.
+func checkQuota(t *testing.T, q Quota, now time.Time) {
+	t.Helper()
+	binding := 0
+	for _, w := range q.Windows {
+		checkWindow(t, w.Used, w.ResetsAt, now)
+		if w.Name == "" {
+			t.Fatalf("unnamed window %+v", w)
+		}
+		if w.Binding {
+			binding++
+		}
+	}
+	if binding > 1 || binding == 0 && len(q.Windows) > 0 {
+		t.Fatalf("%d binding windows in %+v", binding, q.Windows)
 	}
 }
 

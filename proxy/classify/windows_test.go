@@ -1,0 +1,226 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// windowSample is one real answer that reports quota windows, and every
+// field subpool must read from it (testdata/windows).
+type windowSample struct {
+	Name    string            `json:"name"`
+	Kind    string            `json:"kind"` // headers, claude_usage, codex_usage
+	Now     string            `json:"now"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+	Want    struct {
+		Status     string `json:"status"`
+		Plan       string `json:"plan"`
+		ExtraUsage *struct {
+			InUse          bool    `json:"in_use"`
+			Status         string  `json:"status"`
+			DisabledReason string  `json:"disabled_reason"`
+			Enabled        *bool   `json:"enabled"`
+			Used           float64 `json:"used"`
+			ResetsAt       string  `json:"resets_at"`
+		} `json:"extra_usage"`
+		Credits *Credits `json:"credits"`
+		Windows []struct {
+			Name     string  `json:"name"`
+			Used     float64 `json:"used"`
+			ResetsAt string  `json:"resets_at"` // RFC 3339; "" for none
+			Binding  bool    `json:"binding"`
+			Status   string  `json:"status"`
+			Model    string  `json:"model"`
+			Length   string  `json:"length"` // a Go duration; "" for unknown
+		} `json:"windows"`
+	} `json:"want"`
+	Source string `json:"source"`
+	Note   string `json:"note"`
+}
+
+func loadWindowSamples(t testing.TB) []windowSample {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "windows", "windows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var ss []windowSample
+	if err := dec.Decode(&ss); err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
+func (s *windowSample) read(t *testing.T, now time.Time) Quota {
+	t.Helper()
+	switch s.Kind {
+	case "headers":
+		h := http.Header{}
+		for k, v := range s.Headers {
+			h.Add(k, v)
+		}
+		q, ok := ReadWindows(h, now)
+		if !ok {
+			t.Fatal("ReadWindows found nothing")
+		}
+		return q
+	case "claude_usage", "codex_usage":
+		read := ReadClaudeUsage
+		if s.Kind == "codex_usage" {
+			read = ReadCodexUsage
+		}
+		q, err := read(s.Body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	t.Fatalf("unknown kind %q", s.Kind)
+	return Quota{}
+}
+
+func TestWindowCorpus(t *testing.T) {
+	samples := loadWindowSamples(t)
+	if len(samples) < 20 {
+		t.Errorf("%d window samples, want at least 20", len(samples))
+	}
+	for _, s := range samples {
+		t.Run(s.Name, func(t *testing.T) {
+			if !strings.HasPrefix(s.Source, "https://") && !strings.HasPrefix(s.Source, "constructed") {
+				t.Errorf("source must be a public URL or say it was constructed: %q", s.Source)
+			}
+			now, err := time.Parse(time.RFC3339, s.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := s.read(t, now)
+			w := s.Want
+			if q.Status != w.Status || q.Plan != w.Plan {
+				t.Errorf("status %q plan %q, want %q %q", q.Status, q.Plan, w.Status, w.Plan)
+			}
+			switch {
+			case (q.Credits == nil) != (w.Credits == nil):
+				t.Errorf("credits %+v, want %+v", q.Credits, w.Credits)
+			case q.Credits != nil && *q.Credits != *w.Credits:
+				t.Errorf("credits %+v, want %+v", *q.Credits, *w.Credits)
+			}
+			if (q.ExtraUsage == nil) != (w.ExtraUsage == nil) {
+				t.Errorf("extra usage %+v, want %+v", q.ExtraUsage, w.ExtraUsage)
+			} else if e, we := q.ExtraUsage, w.ExtraUsage; e != nil {
+				if e.InUse != we.InUse || e.Status != we.Status || e.DisabledReason != we.DisabledReason ||
+					!sameBool(e.Enabled, we.Enabled) || !near(e.Used, we.Used) || !sameTime(t, e.ResetsAt, we.ResetsAt) {
+					t.Errorf("extra usage %+v, want %+v", *e, *we)
+				}
+			}
+			if len(q.Windows) != len(w.Windows) {
+				t.Fatalf("%d windows %+v, want %d", len(q.Windows), q.Windows, len(w.Windows))
+			}
+			for i, g := range q.Windows {
+				x := w.Windows[i]
+				length := ""
+				if g.Length != 0 {
+					length = g.Length.String()
+				}
+				if g.Name != x.Name || !near(g.Used, x.Used) || g.Binding != x.Binding || g.Status != x.Status ||
+					g.Model != x.Model || length != x.Length || !sameTime(t, g.ResetsAt, x.ResetsAt) {
+					t.Errorf("window %d: got %s used %v resets %v binding %v status %q model %q length %q\nwant %+v",
+						i, g.Name, g.Used, g.ResetsAt, g.Binding, g.Status, g.Model, length, x)
+				}
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func sameBool(a, b *bool) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+func sameTime(t *testing.T, got *time.Time, want string) bool {
+	t.Helper()
+	if want == "" {
+		return got == nil
+	}
+	w, err := time.Parse(time.RFC3339Nano, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got != nil && got.Equal(w)
+}
+
+// The status shape: every window by name, and the shared 5h and 7d
+// windows in FiveHour and SevenDay by their length, never their slot. A
+// Free plan's weekly window sits in Codex's primary slot; a meter that
+// called it the five-hour window showed a spent week as a spent session.
+func TestQuotaUtilization(t *testing.T) {
+	now := time.Unix(1773832096, 0).UTC()
+	q, ok := ReadWindows(hdr(
+		"x-codex-primary-used-percent", "100",
+		"x-codex-primary-window-minutes", "10080",
+		"x-codex-primary-reset-at", "1773860656",
+	), now)
+	if !ok {
+		t.Fatal("nothing read")
+	}
+	u := q.Utilization(now)
+	if u.FiveHour != nil || u.SevenDay == nil || u.SevenDay.Used != 1 || u.SevenDay.ResetsAt.Unix() != 1773860656 {
+		t.Errorf("five hour %+v, seven day %+v", u.FiveHour, u.SevenDay)
+	}
+	if u.SevenDay.Name != "" || u.SevenDay.Binding {
+		t.Errorf("FiveHour and SevenDay carry no name or binding: %+v", u.SevenDay)
+	}
+	if len(u.Windows) != 1 || u.Windows[0].Name != "7d" || !u.Windows[0].Binding || !u.UpdatedAt.Equal(now) {
+		t.Errorf("windows %+v", u.Windows)
+	}
+	if b, ok := q.Binding(); !ok || b.Name != "7d" || b.Length != 7*24*time.Hour {
+		t.Errorf("binding %+v %v", b, ok)
+	}
+	raw, err := json.Marshal(u.Windows[0])
+	if err != nil || string(raw) != `{"name":"7d","used":1,"resets_at":"2026-03-18T19:04:16Z","binding":true}` {
+		t.Errorf("contract shape %s %v", raw, err)
+	}
+}
+
+// Values that cannot be read are dropped, never guessed.
+func TestWindowsGarbage(t *testing.T) {
+	now := time.Unix(1788580000, 0)
+	for _, c := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"nothing", nil},
+		{"unrelated", hdr("Content-Type", "application/json", "Retry-After", "30")},
+		{"NaN", hdr("Anthropic-Ratelimit-Unified-5h-Utilization", "NaN")},
+		{"past twice full", hdr("X-Codex-Primary-Used-Percent", "250", "X-Codex-Primary-Window-Minutes", "300")},
+		{"remaining above limit", hdr("X-Ratelimit-Limit-Requests", "5", "X-Ratelimit-Remaining-Requests", "9")},
+		{"no limit", hdr("Anthropic-Ratelimit-Requests-Remaining", "0")},
+		{"status not a word", hdr("Anthropic-Ratelimit-Unified-Status", "<b>")},
+		{"empty Codex slot", hdr("X-Codex-Secondary-Used-Percent", "0", "X-Codex-Secondary-Window-Minutes", "0")},
+	} {
+		if q, ok := ReadWindows(c.h, now); ok {
+			t.Errorf("%s: read %+v", c.name, q)
+		}
+	}
+	// A bad reset leaves the window without one; its use still counts.
+	q, _ := ReadWindows(hdr("Anthropic-Ratelimit-Unified-5h-Utilization", "0.5", "Anthropic-Ratelimit-Unified-5h-Reset", "99999999999999"), now)
+	if len(q.Windows) != 1 || q.Windows[0].Used != 0.5 || q.Windows[0].ResetsAt != nil {
+		t.Errorf("bad reset: %+v", q.Windows)
+	}
+	for _, body := range []string{"", "<html>", `[]`, `{"five_hour":`, `{"five_hour":{"utilization":"lots"}}`, `{"rate_limit":null}`} {
+		if q, err := ReadClaudeUsage([]byte(body), now); err == nil {
+			t.Errorf("claude usage %q: %+v", body, q)
+		}
+		if q, err := ReadCodexUsage([]byte(body), now); err == nil {
+			t.Errorf("codex usage %q: %+v", body, q)
+		}
+	}
+}
