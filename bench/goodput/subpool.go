@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/pool"
 )
@@ -65,6 +65,67 @@ type subpool struct {
 	leases   map[*pool.Lease]bool
 	model    map[*pool.Lease]string // the model each held lease is for
 	state    any                    // the tweak's own
+
+	// Requests waiting for the pool, and the pool.Changed channel taken
+	// before the Pick that refused them: wake runs them all when it closes.
+	waiting []*poolWait
+	changed <-chan struct{}
+}
+
+// poolWait is one request waiting for the pool: woken when the pool says
+// something may be ready, or at its time limit, whichever comes first.
+type poolWait struct {
+	start time.Time
+	timer *event
+	done  bool
+	then  func(waited time.Duration)
+	// model, and plain: the request excludes no credential. Once a
+	// plain waiter for a model is refused again, every other plain one
+	// for it would be too.
+	model string
+	plain bool
+}
+
+func (w *poolWait) fire(now time.Time) {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.timer.dead = true
+	w.then(now.Sub(w.start))
+}
+
+// wake is the world's settle hook: once the channel the waiters hold is
+// closed, each of them Picks again (those refused again wait anew, on the
+// channel the pool hands out then).
+func (s *subpool) wake() {
+	if len(s.waiting) == 0 {
+		return
+	}
+	select {
+	case <-s.changed:
+	default:
+		return
+	}
+	ws := s.waiting
+	s.waiting = nil
+	now := s.e.w.Now()
+	// A shortcut of the simulator's, not a decision: in the proxy every
+	// waiter wakes and Picks, and those Picks would be refused alike.
+	// Skipping them keeps a run with hundreds of waiters fast; the
+	// skipped keep their place and their time limit.
+	refused := map[string]bool{}
+	for _, w := range ws {
+		if w.plain && refused[w.model] {
+			s.waiting = append(s.waiting, w)
+			continue
+		}
+		n := len(s.waiting)
+		w.fire(now)
+		if w.plain && len(s.waiting) > n {
+			refused[w.model] = true
+		}
+	}
 }
 
 func startSubpool(cfg subpoolConfig) func(e *env) func(r *request) {
@@ -86,6 +147,7 @@ func startSubpool(cfg subpoolConfig) func(e *env) func(r *request) {
 		if cfg.Tweak != nil && cfg.Tweak.init != nil {
 			s.state = cfg.Tweak.init(s)
 		}
+		e.w.settle = s.wake
 		return func(r *request) { (&spRun{s: s, r: r}).loop() }
 	}
 }
@@ -262,7 +324,7 @@ func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
 			rn.refreshed = map[string]bool{}
 		}
 		rn.refreshed[id] = true
-		rn.lastReason = proxy.ErrNoRefresh.Error()
+		rn.lastReason = auth.ErrNoRefresh.Error()
 		pl.Park(id, "", api.ParkRelogin, rn.lastReason)
 		rn.pinned = ""
 		rn.loop()
@@ -291,10 +353,15 @@ func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
 	}
 }
 
-// lease is run.lease: pinned credential first, then Pick, else wait out a
-// cooldown short enough, else refuse.
+// lease is run.lease: pinned credential first, then Pick, else wait for
+// the pool (woken by pool.Changed, bounded by a cooldown short enough or
+// by sole_provider_max while credentials are busy), else refuse.
 func (rn *spRun) lease(got func(*pool.Lease)) {
 	s := rn.s
+	// Taken before Pick, as pool.Changed's doc says: in this single-
+	// threaded world nothing can change in between, but the order is the
+	// proxy's.
+	changed := s.pool.Changed()
 	if rn.pinned != "" {
 		if l, err := s.pool.Acquire(rn.pinned, rn.r.model); err == nil {
 			got(rn.acquired(l))
@@ -332,23 +399,31 @@ func (rn *spRun) lease(got func(*pool.Lease)) {
 		s.e.fail(rn.r, "refused: no credentials")
 		return
 	}
+	// The pool closes the channel at NextReady (a cooldown's end, a
+	// spent budget's reset, an outage's next probe) and at every release:
+	// the only timer is the wait's own bound.
 	left := s.cfg.SoleProviderMax - rn.soleWaited
-	var d time.Duration
+	var limit time.Duration
 	switch {
 	case u.HasNext && u.NextReady <= left:
-		d = u.NextReady
+		limit = max(left, time.Millisecond)
 	case (u.Busy > 0 || (held > 0 && u.Excluded > 0)) && left > 0:
-		d = min(100*time.Millisecond, left)
+		limit = left
 	}
-	if d > 0 || (u.HasNext && u.NextReady == 0) {
+	if limit > 0 {
 		rn.waits++
 		if rn.waits > maxPoolWaits {
 			s.e.fail(rn.r, "refused: too many pool waits")
 			return
 		}
-		d = max(d, time.Millisecond)
-		rn.soleWaited += d
-		s.e.wait(rn.r, d, func() { rn.lease(got) })
+		w := &poolWait{start: s.e.w.Now(), model: rn.r.model, plain: len(exclude) == 0, then: func(waited time.Duration) {
+			rn.soleWaited += waited
+			rn.r.waited += waited
+			rn.lease(got)
+		}}
+		w.timer = s.e.w.after(limit, func() { w.fire(s.e.w.Now()) })
+		s.waiting = append(s.waiting, w)
+		s.changed = changed
 		return
 	}
 	if u.HasNext {

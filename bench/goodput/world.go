@@ -16,6 +16,10 @@ type World struct {
 	now time.Time
 	q   eventQueue
 	seq uint64
+	// settle, when set, runs after every event, at its instant: a
+	// strategy looks there for what the event made ready (a closed
+	// pool.Changed channel), as a goroutine blocked on it would wake.
+	settle func()
 }
 
 var _ clock.Clock = (*World)(nil)
@@ -74,6 +78,9 @@ func (w *World) runUntil(done func() bool) {
 		}
 		w.now = e.at
 		e.fn()
+		if w.settle != nil {
+			w.settle()
+		}
 	}
 }
 
