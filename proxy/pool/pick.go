@@ -198,7 +198,9 @@ func choose(usable []candidate) *cred {
 	if !soonest.IsZero() {
 		n := 0
 		for _, x := range usable {
-			if x.h > 0 && !x.reset.IsZero() && x.reset.Sub(soonest) <= resetTolerance {
+			// A credential never heard from stays in: it may have the
+			// most headroom, and only a request finds out.
+			if x.c.util == nil || (x.h > 0 && !x.reset.IsZero() && x.reset.Sub(soonest) <= resetTolerance) {
 				usable[n] = x
 				n++
 			}

@@ -41,14 +41,16 @@ func TestPickPrefersSoonestReset(t *testing.T) {
 				"C": win(0, nil)},
 			[]string{"B"}},
 		{"a reset that has passed is no reset",
-			map[string]*api.Utilization{"A": win(0.9, at(-time.Minute)), "B": win(0.3, at(time.Hour)), "C": nil},
+			map[string]*api.Utilization{"A": win(0.9, at(-time.Minute)), "B": win(0.3, at(time.Hour)), "C": win(0.5, at(2*time.Hour))},
 			[]string{"B"}},
 		{"unknown resets: most headroom, then alternation",
 			map[string]*api.Utilization{"A": win(0.5, nil), "B": win(0.1, nil), "C": win(0.12, nil)},
 			[]string{"B", "C", "B"}},
-		{"known resets go before unknown ones",
+		// Its usage is learnt only by asking: a key at 90% must not take
+		// every request while a new one was never tried.
+		{"a credential never heard from is tried",
 			map[string]*api.Utilization{"A": nil, "B": win(0.7, at(4*time.Hour)), "C": nil},
-			[]string{"B", "B"}},
+			[]string{"A", "C"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +79,8 @@ func TestAffinityBeforeSoonestReset(t *testing.T) {
 		t.Fatalf("first pick %v %v", l, err)
 	}
 	l.Release()
-	soon := t0.Add(time.Hour)
+	soon, later := t0.Add(time.Hour), t0.Add(4*time.Hour)
+	f.p.SetUtilization("A", &api.Utilization{FiveHour: &api.Window{Used: 0.1, ResetsAt: &later}})
 	f.p.SetUtilization("B", &api.Utilization{FiveHour: &api.Window{Used: 0.5, ResetsAt: &soon}})
 	if l, _ := f.p.Pick(req); l.Credential.ID != "A" {
 		t.Fatalf("affinity moved to %s", l.Credential.ID)
