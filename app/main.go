@@ -38,6 +38,8 @@ func init() {
 		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
 		{"env", "claude-code|codex|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
 		{"events", "[--json]", "print the proxy's decisions as they happen (alias: watch)", cmdEvents},
+		{"usage", "[--since 24h|7d|DATE] [--by day|hour|credential|model|client|app|provider] [--json|--csv]", "tokens, refusals, waiting and estimated cost from the request history", cmdUsage},
+		{"history", "[-n 50] [--class C] [--json]", "the last requests, one line each", cmdHistory},
 		{"classify", "--provider P --status N [--header 'K: V']... [--body FILE|-]", "say why an upstream refused: class, scope, retry time", func(a []string, in io.Reader, out, errw io.Writer) int {
 			return cmdClassify(a, in, out, errw)
 		}},

@@ -22,6 +22,7 @@ import (
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/events"
+	"github.com/subpool/subpool/proxy/history"
 )
 
 // serverOptions builds a server. Home-based servers (serve, the tray's
@@ -47,6 +48,7 @@ type server struct {
 	hub        *events.Hub
 	proxy      *proxy.Proxy
 	admin      *admin.Handler
+	history    *history.DB // nil: off, or the demo
 	secrets    *secrets
 	http       *http.Server
 	ln         net.Listener
@@ -179,6 +181,15 @@ func startServer(o serverOptions) (*server, error) {
 		default:
 		}
 	})
+	// History is the home's; the demo keeps nothing. A file it cannot open
+	// turns history off with one line, and the proxy serves on.
+	var hist admin.History
+	if o.Config == nil {
+		if hist, err = s.openHistory(o.Home, cfg, clk); err != nil {
+			logf("warning: %v", err)
+			hist = admin.HistoryOff{Reason: oneLineErr(err)}
+		}
+	}
 	s.secrets = newSecrets(keysFn, cfg.Providers)
 	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, logf, s.core.pool.SetExpiry)
 	s.core.onRemove = func(id string) {
@@ -202,7 +213,7 @@ func startServer(o serverOptions) (*server, error) {
 		transport = proxy.NewTransport(cfg.HeaderTimeout)
 	}
 	s.proxy = proxy.New(proxy.Options{
-		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: s.hub, Providers: provs,
+		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: history.Tee(s.hub, s.history), Providers: provs,
 		ClientKey: func() string { return ck }, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
 		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: logf,
@@ -214,7 +225,7 @@ func startServer(o serverOptions) (*server, error) {
 		},
 	})
 	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s.core, Clock: clk, Logf: logf,
-		Refusals: s.proxy.Refusals()})
+		Refusals: s.proxy.Refusals(), History: hist})
 	s.admin = adm
 
 	// The admin API and the model routes share one listener: the tray and
@@ -291,6 +302,10 @@ func (s *server) Shutdown(ctx context.Context) error {
 		<-s.saveDone
 		if e := s.core.saveState(); e != nil && err == nil {
 			err = e
+		}
+		if s.history != nil {
+			// After the listener: every finished request is queued by now.
+			s.history.Close()
 		}
 		if s.lock != nil {
 			s.lock.Close()

@@ -53,6 +53,8 @@ var routes = []route{
 	{"POST", "credentials/{id}/reset", (*Handler).serveReset},        // → 204; clears cooldowns
 	{"POST", "login", (*Handler).serveLogin},                         // body {provider, label} → api.LoginStart
 	{"GET", "events", (*Handler).serveEvents},                        // websocket; ?since=ID&boot=B
+	{"GET", "usage", (*Handler).serveUsage},                          // ?since=24h|7d|2026-11-01&by=day|hour|credential|model|client|app|provider → api.UsageReport
+	{"GET", "history", (*Handler).serveHistory},                      // ?limit=50&before=ID&class=C → api.HistoryPage
 }
 
 type route struct {
@@ -88,6 +90,8 @@ type Options struct {
 	AllowRemote bool
 	Hub         *events.Hub
 	Backend     Backend
+	// History answers usage and history; nil answers 501 (history off).
+	History History
 	// Clock stamps the snapshot message; nil is the wall clock. Websocket
 	// pings and deadlines run on the wall clock whatever this is: the OS
 	// enforces socket deadlines in real time.
@@ -119,6 +123,7 @@ type Handler struct {
 	allowRemote bool
 	hub         *events.Hub
 	backend     Backend
+	history     History
 	clk         clock.Clock
 	logf        func(string, ...any)
 	refusals    *guard.Refusals
@@ -147,6 +152,7 @@ func New(o Options) *Handler {
 		allowRemote: o.AllowRemote,
 		hub:         o.Hub,
 		backend:     o.Backend,
+		history:     o.History,
 		clk:         o.Clock,
 		logf:        o.Logf,
 		refusals:    o.Refusals,

@@ -59,6 +59,24 @@ type Config struct {
 	HeaderTimeout    time.Duration
 
 	Fallback Fallback
+
+	History History
+	// Prices override the built-in per-model prices used to estimate what
+	// API-key requests cost (history.DefaultPrices), by model name.
+	Prices map[string]Price
+}
+
+// History is [history]: the request history in history.db.
+type History struct {
+	Enabled bool
+	Days    int // rows older than this are deleted
+}
+
+// Price is USD per million tokens. Input is uncached prompt tokens;
+// CacheRead and CacheWrite are prompt tokens read from or written to the
+// provider's prompt cache.
+type Price struct {
+	Input, Output, CacheRead, CacheWrite float64
 }
 
 // Provider is one pool's upstream.
@@ -105,6 +123,7 @@ func Default() Config {
 		MaxAttempts:      8,
 		HeaderTimeout:    10 * time.Minute,
 		Fallback:         DefaultFallback(),
+		History:          History{Enabled: true, Days: 90},
 	}
 }
 
@@ -133,6 +152,18 @@ type file struct {
 		HeaderTimeout *string  `toml:"header_timeout"`
 	} `toml:"retry"`
 	Fallback fallbackFile `toml:"fallback"` // read by parseFallback
+	History  *struct {
+		Enabled *bool `toml:"enabled"`
+		Days    *int  `toml:"days"`
+	} `toml:"history"`
+	Prices map[string]priceFile `toml:"prices"`
+}
+
+type priceFile struct {
+	Input      *float64 `toml:"input"`
+	Output     *float64 `toml:"output"`
+	CacheRead  *float64 `toml:"cache_read"`
+	CacheWrite *float64 `toml:"cache_write"`
 }
 
 type keychain struct {
@@ -398,7 +429,55 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.Fallback, err = parseFallback(f.Fallback, c.Providers, bad); err != nil {
 		return Config{}, err
 	}
+	if h := f.History; h != nil {
+		if h.Enabled != nil {
+			c.History.Enabled = *h.Enabled
+		}
+		if h.Days != nil {
+			if *h.Days < 1 || *h.Days > 3650 {
+				return Config{}, bad("history.days", "must be between 1 and 3650")
+			}
+			c.History.Days = *h.Days
+		}
+	}
+	if err := parsePrices(f.Prices, &c, bad); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+func parsePrices(pf map[string]priceFile, c *Config, bad func(key, format string, a ...any) error) error {
+	models := make([]string, 0, len(pf))
+	for m := range pf {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	for _, m := range models {
+		p := pf[m]
+		key := fmt.Sprintf("prices.%q", m)
+		if p.Input == nil || p.Output == nil {
+			return bad(key, "needs input and output (USD per million tokens), e.g. { input = 3.0, output = 15.0 }")
+		}
+		var out Price
+		for _, v := range []struct {
+			k   string
+			src *float64
+			dst *float64
+		}{{"input", p.Input, &out.Input}, {"output", p.Output, &out.Output}, {"cache_read", p.CacheRead, &out.CacheRead}, {"cache_write", p.CacheWrite, &out.CacheWrite}} {
+			if v.src == nil {
+				continue
+			}
+			if *v.src < 0 || *v.src > 10000 {
+				return bad(key+"."+v.k, "%v: must be between 0 and 10000 USD per million tokens", *v.src)
+			}
+			*v.dst = *v.src
+		}
+		if c.Prices == nil {
+			c.Prices = map[string]Price{}
+		}
+		c.Prices[m] = out
+	}
+	return nil
 }
 
 // ProviderNames lists providers in a stable order: built-ins first.
@@ -646,4 +725,19 @@ enabled = true
 # [fallback.tiers.openai]
 # strong = ["gpt-5", "gpt-5.1", "o1", "o3", "*-pro", "*-pro-*", "*-max", "*-max-*"]
 # fast   = ["*-mini", "*-mini-*", "*-nano", "*-nano-*"]
+
+[history]
+# Every finished request is kept in history.db in this folder: time, model,
+# credential, client, status, tokens and estimated cost; never a prompt, an
+# answer or a key. subpool usage and subpool history read it.
+enabled = true
+# Rows older than this many days are deleted.
+days = 90
+
+# [prices]
+# What API-key requests cost, USD per million tokens, for models the
+# built-in table lacks or prices differently. A dated name
+# ("claude-sonnet-4-5-20250929") uses its family's price. Subscriptions are
+# never priced: their requests show as included.
+# "my-model" = { input = 3.0, output = 15.0, cache_read = 0.30, cache_write = 3.75 }
 `

@@ -1,0 +1,43 @@
+package app
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/subpool/subpool/proxy/admin"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/proxy/history"
+)
+
+// openHistory opens the home's history.db for the server, or returns
+// (nil History, nil) when [history] turns it off.
+func (s *server) openHistory(home string, cfg config.Config, clk clock.Clock) (admin.History, error) {
+	if !cfg.History.Enabled {
+		return nil, nil
+	}
+	prices := make(map[string]history.Price, len(cfg.Prices))
+	for m, p := range cfg.Prices {
+		prices[m] = history.Price(p)
+	}
+	db, err := history.Open(filepath.Join(home, history.FileName), history.Options{
+		Days: cfg.History.Days, Prices: prices, Clock: clk, Logf: s.logf,
+		Lookup: func(id string) (string, string) {
+			r, _ := s.core.record(id)
+			return r.Label, r.Kind
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.history = db
+	return db, nil
+}
+
+func oneLineErr(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}

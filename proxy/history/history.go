@@ -1,0 +1,264 @@
+// Package history keeps one row per finished request in SQLite (history.db
+// in the home) and answers the usage and history queries. It never holds a
+// prompt, an answer, a body or a secret: only what request_finished
+// carries.
+//
+// Writing stays off the request path: Emit copies the event into a bounded
+// queue and returns; one goroutine commits the queue in batches (every
+// 250 ms or 500 rows, whichever comes first). When the queue is full the
+// row is dropped and counted, never waited for. The database runs in WAL
+// mode with synchronous=NORMAL: a killed process loses at most the batch it
+// had not committed, and the file always opens.
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // pure Go: `subpool serve` builds without cgo
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+)
+
+// FileName is the database inside the home.
+const FileName = "history.db"
+
+// Defaults for Options.
+const (
+	DefaultQueue = 4096
+	DefaultDays  = 90
+	batchRows    = 500
+	batchEvery   = 250 * time.Millisecond
+	pruneEvery   = time.Hour
+)
+
+// Options configure Open.
+type Options struct {
+	// Days keeps rows this many days (DefaultDays when 0); older ones are
+	// deleted in the background, at open and then hourly.
+	Days int
+	// Prices override or add to DefaultPrices, by model name.
+	Prices map[string]Price
+	// Lookup gives a credential's label and kind ("api_key", "oauth") when
+	// the event does not carry them; nil knows nothing. It is called from
+	// the writer goroutine, never on the request path.
+	Lookup func(credentialID string) (label, kind string)
+	// Clock dates rows that come without a time and drives retention; nil
+	// is the wall clock.
+	Clock clock.Clock
+	// Queue bounds rows waiting to be written (DefaultQueue when 0).
+	Queue int
+	// Logf receives write failures; nil discards.
+	Logf func(string, ...any)
+}
+
+// DB is an open history. Emit, Usage, List, Sync and Dropped are safe for
+// concurrent use.
+type DB struct {
+	path   string
+	sql    *sql.DB
+	ro     bool
+	o      Options
+	prices *prices
+
+	queue   chan api.Event
+	syncReq chan chan error
+	stop    chan struct{}
+	done    chan struct{}
+	closed  atomic.Bool
+	once    sync.Once
+
+	dropped      atomic.Int64 // this process's drops
+	droppedBase  int64        // drops recorded in the file before this process
+	droppedSaved int64        // this process's drops already in the file; writer only
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	if readOnly {
+		q.Add("mode", "ro")
+	} else {
+		q.Add("_pragma", "synchronous(NORMAL)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the history database at path, migrates
+// its schema, and starts the writer and retention. A file written by a
+// newer subpool gives *ErrNewerSchema and is left untouched.
+func Open(path string, o Options) (*DB, error) {
+	if o.Days <= 0 {
+		o.Days = DefaultDays
+	}
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	sdb, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("history: %v", err)
+	}
+	ctx := context.Background()
+	// The version is read before anything writes (journal mode included),
+	// so a newer file is refused exactly as it was found.
+	v, err := schemaVersion(ctx, sdb)
+	if err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("history: cannot read %s: %v", path, err)
+	}
+	if v > SchemaVersion {
+		sdb.Close()
+		return nil, &ErrNewerSchema{Path: path, Found: v, Known: SchemaVersion}
+	}
+	if _, err := sdb.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("history: %s: %v", path, err)
+	}
+	if err := migrate(ctx, sdb, v); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("history: %s: %v", path, err)
+	}
+	os.Chmod(path, 0o600)
+	d := &DB{
+		path: path, sql: sdb, o: o, prices: newPrices(o.Prices),
+		queue:   make(chan api.Event, o.Queue),
+		syncReq: make(chan chan error),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	d.droppedBase = d.metaInt(ctx, metaDropped)
+	go d.writeLoop()
+	return d, nil
+}
+
+// OpenReadOnly opens an existing history for queries only (the CLI, with
+// no proxy running). A missing file gives an error wrapping fs.ErrNotExist.
+func OpenReadOnly(path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	sdb, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("history: %v", err)
+	}
+	ctx := context.Background()
+	v, err := schemaVersion(ctx, sdb)
+	if err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("history: cannot read %s: %v", path, err)
+	}
+	if v > SchemaVersion {
+		sdb.Close()
+		return nil, &ErrNewerSchema{Path: path, Found: v, Known: SchemaVersion}
+	}
+	if v == 0 {
+		sdb.Close()
+		return nil, fmt.Errorf("history: %s: %w", path, fs.ErrNotExist)
+	}
+	d := &DB{path: path, sql: sdb, ro: true, prices: newPrices(nil)}
+	d.droppedBase = d.metaInt(ctx, metaDropped)
+	return d, nil
+}
+
+// Emit queues a request_finished event for writing and ignores every
+// other type. It never blocks: a full queue drops the row and counts it.
+func (d *DB) Emit(e api.Event) {
+	if e.Type != api.EventRequestFinished || d.ro || d.closed.Load() {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = d.o.Clock.Now()
+	}
+	e.Snapshot = nil
+	select {
+	case d.queue <- e:
+	default:
+		d.dropped.Add(1)
+	}
+}
+
+// Dropped is how many rows were dropped for a full queue, in this process
+// and (as recorded in the file) before it.
+func (d *DB) Dropped() int64 { return d.droppedBase + d.dropped.Load() }
+
+// Sync waits until every row queued before the call is committed.
+func (d *DB) Sync(ctx context.Context) error {
+	if d.ro {
+		return nil
+	}
+	ack := make(chan error, 1)
+	select {
+	case d.syncReq <- ack:
+	case <-d.done:
+		return errors.New("history is closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ack:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close commits what is queued, stops the writer and closes the file.
+func (d *DB) Close() error {
+	d.once.Do(func() {
+		d.closed.Store(true)
+		if !d.ro {
+			close(d.stop)
+			<-d.done
+		}
+	})
+	return d.sql.Close()
+}
+
+// Path is the database file.
+func (d *DB) Path() string { return d.path }
+
+const metaDropped = "dropped"
+
+func (d *DB) metaInt(ctx context.Context, key string) int64 {
+	var v int64
+	d.sql.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v)
+	return v
+}
+
+// Tee returns an Emitter that hands every event to next and the finished
+// requests to d too. With d nil it is next.
+func Tee(next api.Emitter, d *DB) api.Emitter {
+	if d == nil {
+		return next
+	}
+	return tee{next, d}
+}
+
+type tee struct {
+	next api.Emitter
+	db   *DB
+}
+
+func (t tee) Emit(e api.Event) {
+	if e.Type == api.EventRequestFinished && e.Time.IsZero() {
+		// One time for both, so the ring and the file agree.
+		e.Time = t.db.o.Clock.Now()
+	}
+	t.next.Emit(e)
+	t.db.Emit(e)
+}

@@ -1,0 +1,34 @@
+package tokens
+
+import "strings"
+
+// Client app families, from the User-Agent.
+const (
+	AppClaudeCode = "claude-code"
+	AppCodex      = "codex"
+	AppOpenCode   = "opencode"
+	AppAider      = "aider"
+	AppOther      = "other"
+)
+
+// ClientApp names the tool behind a User-Agent, for grouping history. The
+// strings are what the tools send: Claude Code "claude-cli/2.0.14
+// (external, cli)", Codex "codex_cli_rs/0.46.0 (...)" (and codex_exec,
+// codex_vscode), opencode "opencode/0.15.0 ...", aider through litellm
+// "aider/0.86.0" when it names itself.
+func ClientApp(userAgent string) string {
+	ua := strings.ToLower(userAgent)
+	switch {
+	case ua == "":
+		return AppOther
+	case strings.Contains(ua, "claude-cli") || strings.Contains(ua, "claude-code"):
+		return AppClaudeCode
+	case strings.Contains(ua, "codex"):
+		return AppCodex
+	case strings.Contains(ua, "opencode"):
+		return AppOpenCode
+	case strings.Contains(ua, "aider"):
+		return AppAider
+	}
+	return AppOther
+}

@@ -1,0 +1,203 @@
+// Package tokens reads the token usage an upstream reports, as the answer
+// passes to the client: no I/O, no buffering beyond the one SSE event or
+// JSON body the caller already holds.
+//
+// Usage has one meaning whatever the wire. Input is the prompt tokens that
+// were neither read from nor written to the prompt cache; CacheRead and
+// CacheWrite are the rest, so Input+CacheRead+CacheWrite is the whole
+// prompt. Anthropic reports it that way already; OpenAI counts cached
+// tokens inside input_tokens/prompt_tokens, so they are taken out of Input
+// here. Prices apply per kind, which is why the split matters.
+package tokens
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Usage is token counts for one request.
+type Usage struct {
+	Input      int64 `json:"input_tokens"`       // uncached prompt tokens
+	Output     int64 `json:"output_tokens"`      // completion tokens (reasoning included)
+	CacheRead  int64 `json:"cache_read_tokens"`  // prompt tokens served from the cache
+	CacheWrite int64 `json:"cache_write_tokens"` // prompt tokens written to the cache (Anthropic)
+}
+
+// Total is every token counted.
+func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+// Meter keeps the last usage an upstream reported for one answer. Feed it
+// each SSE event (Event) or the whole JSON answer (JSON); read Usage when
+// the answer is done, or when the client left, for the tokens seen so far.
+// The zero value is ready. A Meter is not safe for concurrent use; one
+// answer is read by one goroutine.
+type Meter struct {
+	u    Usage
+	seen bool
+	// openai: the counts came with OpenAI's meaning (cached inside input).
+	inputAll, cached int64
+	openai           bool
+}
+
+// Usage is what the upstream reported so far.
+func (m *Meter) Usage() Usage { return m.u }
+
+// Seen reports whether any usage was reported at all (an answer cut
+// before its first usage-bearing event has none).
+func (m *Meter) Seen() bool { return m.seen }
+
+// Event takes one SSE event: its name (the "event:" line, "" when there
+// was none, as in Chat Completions) and its data. Only the events that can
+// carry usage are parsed; every other one costs a string compare, and a
+// nameless one a byte search.
+func (m *Meter) Event(name string, data []byte) {
+	switch name {
+	case "message_start":
+		// {"type":"message_start","message":{..., "usage":{...}}}
+		var e struct {
+			Message struct {
+				Usage *wireUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(data, &e) == nil {
+			m.apply(e.Message.Usage)
+		}
+	case "message_delta":
+		// {"type":"message_delta","delta":{...},"usage":{"output_tokens":N}}:
+		// cumulative, so later values replace earlier ones.
+		m.top(data)
+	case "response.completed", "response.incomplete", "response.failed":
+		// Responses: the final response object carries usage; an
+		// incomplete or failed one may too, and was still billed.
+		m.response(data)
+	case "":
+		m.nameless(data)
+	}
+}
+
+// nameless handles data-only events: Chat Completions chunks, and the
+// Messages or Responses events of a client path that drops event names.
+// The latter open with their type, so the type stands in for the name.
+func (m *Meter) nameless(data []byte) {
+	if rest, ok := bytes.CutPrefix(data, typePrefix); ok {
+		if i := bytes.IndexByte(rest, '"'); i > 0 {
+			switch typ := rest[:i]; string(typ) { // no allocation: compared, not kept
+			case "message_start", "message_delta", "response.completed", "response.incomplete", "response.failed":
+				m.Event(string(typ), data)
+			}
+		}
+		return
+	}
+	// Chat Completions: every chunk but the last says "usage":null.
+	i := bytes.Index(data, usageKey)
+	if i < 0 || !objectFollows(data[i+len(usageKey):]) {
+		return
+	}
+	m.top(data)
+}
+
+// JSON takes a whole non-streaming answer: Messages, Responses or Chat
+// Completions. Usage sits at the top level of all three.
+func (m *Meter) JSON(body []byte) {
+	if !bytes.Contains(body, usageKey) {
+		return
+	}
+	m.top(body)
+}
+
+func (m *Meter) top(data []byte) {
+	var e struct {
+		Usage *wireUsage `json:"usage"`
+	}
+	if json.Unmarshal(data, &e) == nil {
+		m.apply(e.Usage)
+	}
+}
+
+func (m *Meter) response(data []byte) {
+	var e struct {
+		Response struct {
+			Usage *wireUsage `json:"usage"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(data, &e) == nil {
+		m.apply(e.Response.Usage)
+	}
+}
+
+var (
+	usageKey   = []byte(`"usage"`)
+	typePrefix = []byte(`{"type":"`)
+)
+
+// objectFollows reports whether b, just after a key, holds ':' and then
+// an object.
+func objectFollows(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != ':' {
+		return false
+	}
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// wireUsage is the union of the three wires' usage objects. Pointers tell
+// a field that is absent (keep what we had) from a zero.
+type wireUsage struct {
+	// Anthropic Messages; Responses also uses input_tokens/output_tokens.
+	InputTokens   *int64 `json:"input_tokens"`
+	OutputTokens  *int64 `json:"output_tokens"`
+	CacheRead     *int64 `json:"cache_read_input_tokens"`
+	CacheCreation *int64 `json:"cache_creation_input_tokens"`
+	// Responses
+	InputDetails *details `json:"input_tokens_details"`
+	// Chat Completions
+	PromptTokens     *int64   `json:"prompt_tokens"`
+	CompletionTokens *int64   `json:"completion_tokens"`
+	PromptDetails    *details `json:"prompt_tokens_details"`
+}
+
+type details struct {
+	CachedTokens *int64 `json:"cached_tokens"`
+}
+
+func (m *Meter) apply(w *wireUsage) {
+	if w == nil {
+		return
+	}
+	m.seen = true
+	set := func(dst *int64, src *int64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	// OpenAI's shapes: input includes the cached part.
+	if w.PromptTokens != nil || w.CompletionTokens != nil || w.InputDetails != nil || w.PromptDetails != nil {
+		m.openai = true
+		set(&m.inputAll, w.InputTokens)
+		set(&m.inputAll, w.PromptTokens)
+		set(&m.u.Output, w.OutputTokens)
+		set(&m.u.Output, w.CompletionTokens)
+		if w.InputDetails != nil {
+			set(&m.cached, w.InputDetails.CachedTokens)
+		}
+		if w.PromptDetails != nil {
+			set(&m.cached, w.PromptDetails.CachedTokens)
+		}
+		m.u.CacheRead = min(m.cached, m.inputAll)
+		m.u.Input = m.inputAll - m.u.CacheRead
+		return
+	}
+	if m.openai {
+		// A later OpenAI-shaped event without details: same meaning.
+		set(&m.inputAll, w.InputTokens)
+		set(&m.u.Output, w.OutputTokens)
+		m.u.CacheRead = min(m.cached, m.inputAll)
+		m.u.Input = m.inputAll - m.u.CacheRead
+		return
+	}
+	set(&m.u.Input, w.InputTokens)
+	set(&m.u.Output, w.OutputTokens)
+	set(&m.u.CacheRead, w.CacheRead)
+	set(&m.u.CacheWrite, w.CacheCreation)
+}
