@@ -23,6 +23,7 @@ import (
 
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/events"
@@ -182,11 +183,11 @@ func subpoolProxy(upstream string) http.Handler {
 // once the keychain has answered.
 type keyAuth struct{}
 
-func (keyAuth) Auth(_ context.Context, cred pool.Credential, refresh bool) (proxy.Auth, error) {
+func (keyAuth) Auth(_ context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if refresh {
-		return proxy.Auth{}, proxy.ErrNoRefresh
+		return auth.Auth{}, auth.ErrNoRefresh
 	}
-	return proxy.Auth{Header: http.Header{"X-Api-Key": {"sk-bench-" + cred.ID}}}, nil
+	return auth.Auth{Header: http.Header{"X-Api-Key": {"sk-bench-" + cred.ID}}}, nil
 }
 
 // child is a running child process.
