@@ -4,7 +4,7 @@ BIN     ?= ./subpool
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/subpool/subpool/app.version=$(VERSION)
 
-.PHONY: all run build test test-fast bench lint fuzz screenshot package deps
+.PHONY: all run build build-headless check-headless test test-fast bench lint fuzz screenshot package deps
 
 all: build
 
@@ -13,6 +13,16 @@ deps:
 
 build: deps
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+# Every verb but the tray, with no cgo: a static binary for containers,
+# home servers and boxes without libGL/X11 (`subpool serve`, the service).
+build-headless:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o ./subpool-headless .
+
+# The headless build links no Fyne, GL or X11, and compiles and vets for
+# macOS and Windows too (all without cgo, so seconds once cached).
+check-headless:
+	scripts/check-headless.sh $(GO)
 
 # The demo: the tray when a display exists, else the headless proxy with
 # its decisions printed.
@@ -24,6 +34,7 @@ run: build
 test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt: run 'gofmt -w .' on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	scripts/check-headless.sh $(GO)
 	scripts/keyring-test.sh $(GO) test -race -count=1 ./...
 
 # The pure packages alone: no cgo, no display, seconds.

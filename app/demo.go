@@ -228,6 +228,14 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "subpool demo: --listen: %v\n", err)
 		return 2
 	}
+	if *gui {
+		// The tray cannot open (no cgo, no display): the demo still runs,
+		// headless, rather than Fyne panicking or nothing running at all.
+		if err := trayUnavailable(); err != nil {
+			fmt.Fprintf(stderr, "subpool demo: %v; running the demo without the tray (for the proxy alone: `subpool serve`)\n", err)
+			*gui = false
+		}
+	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
 	d, err := startDemo(*listen, logger.Printf)
 	if err != nil {

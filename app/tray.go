@@ -8,22 +8,12 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
 
-	"fyne.io/fyne/v2"
-	fyneapp "fyne.io/fyne/v2/app"
-
-	// Must run before Fyne's init reads the locale; see its package doc.
-	_ "github.com/subpool/subpool/app/quietlocale"
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy/admin/client"
-	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/service"
-	"github.com/subpool/subpool/ui"
 )
 
 // trayTarget is the proxy the tray shows.
@@ -42,8 +32,10 @@ func cmdTray(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args, stdout, stderr); done {
 		return code
 	}
-	if !hasDisplay() {
-		fmt.Fprintln(stderr, "subpool: no display found; run `subpool serve` for the headless proxy (or `subpool demo`)")
+	// Checked before anything starts: without it Fyne panics with a stack
+	// trace on a display it cannot open (issue 15).
+	if err := trayUnavailable(); err != nil {
+		fmt.Fprintf(stderr, "subpool: %v; run `subpool serve` for the headless proxy (or `subpool demo`)\n", err)
 		return 1
 	}
 	home, cfg, err := homeConfig(*homeFlag)
@@ -94,13 +86,6 @@ func trayConnect(ctx context.Context, home string, cfg config.Config, explicitHo
 	t.addr, t.token, t.clientKey = s.addr, s.adminToken, s.clientKey
 	logf("no proxy was running; serving on http://%s in-process", t.addr)
 	return t, sup, nil
-}
-
-func hasDisplay() bool {
-	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" && runtime.GOOS != "openbsd" {
-		return true
-	}
-	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
 }
 
 // supervisor keeps an in-process proxy running: if its listener ends by
@@ -169,54 +154,4 @@ func (sup *supervisor) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
 	sup.current().Shutdown(ctx)
-}
-
-// runTrayOn runs the Fyne tray against the proxy at t until the user quits
-// or ctx ends. It must run on the main goroutine.
-func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
-	c := &client.Client{Addr: t.addr, Token: t.token}
-	ectx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a := fyneapp.NewWithID("io.subpool.app")
-	opts := ui.Options{
-		Backend:   trayBackend{c: c},
-		Events:    c.Events(ectx),
-		Address:   t.addr,
-		OpenPanel: t.openPanel,
-		Setup: func(tool string) string {
-			return setupText(tool, "http://"+t.addr, t.clientKey)
-		},
-	}
-	if t.home != "" {
-		scfg := service.Config{Home: t.home, Listen: t.addr}
-		if t.explicitHome {
-			scfg.TrayArgs = []string{"tray", "--home", t.home}
-		}
-		opts.StartAtLogin = func() bool { on, _ := service.StartAtLogin(scfg); return on }
-		opts.SetStartAtLogin = func(on bool) error { return service.SetStartAtLogin(scfg, on) }
-	}
-	go func() {
-		<-ctx.Done()
-		fyne.Do(a.Quit)
-	}()
-	ui.Run(a, opts)
-	return 0
-}
-
-// trayBackend adapts the admin client to what the tray calls.
-type trayBackend struct{ c *client.Client }
-
-func (b trayBackend) Pause(ctx context.Context, id string) error  { return b.c.Pause(ctx, id) }
-func (b trayBackend) Resume(ctx context.Context, id string) error { return b.c.Resume(ctx, id) }
-func (b trayBackend) Reset(ctx context.Context, id string) error  { return b.c.Reset(ctx, id) }
-func (b trayBackend) Remove(ctx context.Context, id string) error { return b.c.Remove(ctx, id) }
-func (b trayBackend) AddKey(ctx context.Context, provider, label, key string) error {
-	_, err := b.c.AddCredential(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
-	return err
-}
-func (b trayBackend) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return b.c.StartLogin(ctx, provider, label)
-}
-func (b trayBackend) Import(ctx context.Context, source string) error {
-	return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")
 }

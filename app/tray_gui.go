@@ -1,0 +1,78 @@
+//go:build cgo
+
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+
+	// Must run before Fyne's init reads the locale; see its package doc.
+	_ "github.com/subpool/subpool/app/quietlocale"
+	"github.com/subpool/subpool/proxy/admin/client"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/service"
+	"github.com/subpool/subpool/ui"
+)
+
+// The tray is Fyne over GLFW, which needs cgo; tray_none.go stands in for
+// it in a CGO_ENABLED=0 build, so only this file links Fyne (issue 17).
+
+const trayBuilt = true
+
+// trayUnavailable says why the tray cannot open here, or nil when it may.
+func trayUnavailable() error { return displayProblem(os.Getenv) }
+
+// runTrayOn runs the Fyne tray against the proxy at t until the user quits
+// or ctx ends. It must run on the main goroutine.
+func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
+	c := &client.Client{Addr: t.addr, Token: t.token}
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := fyneapp.NewWithID("io.subpool.app")
+	opts := ui.Options{
+		Backend:   trayBackend{c: c},
+		Events:    c.Events(ectx),
+		Address:   t.addr,
+		OpenPanel: t.openPanel,
+		Setup: func(tool string) string {
+			return setupText(tool, "http://"+t.addr, t.clientKey)
+		},
+	}
+	if t.home != "" {
+		scfg := service.Config{Home: t.home, Listen: t.addr}
+		if t.explicitHome {
+			scfg.TrayArgs = []string{"tray", "--home", t.home}
+		}
+		opts.StartAtLogin = func() bool { on, _ := service.StartAtLogin(scfg); return on }
+		opts.SetStartAtLogin = func(on bool) error { return service.SetStartAtLogin(scfg, on) }
+	}
+	go func() {
+		<-ctx.Done()
+		fyne.Do(a.Quit)
+	}()
+	ui.Run(a, opts)
+	return 0
+}
+
+// trayBackend adapts the admin client to what the tray calls.
+type trayBackend struct{ c *client.Client }
+
+func (b trayBackend) Pause(ctx context.Context, id string) error  { return b.c.Pause(ctx, id) }
+func (b trayBackend) Resume(ctx context.Context, id string) error { return b.c.Resume(ctx, id) }
+func (b trayBackend) Reset(ctx context.Context, id string) error  { return b.c.Reset(ctx, id) }
+func (b trayBackend) Remove(ctx context.Context, id string) error { return b.c.Remove(ctx, id) }
+func (b trayBackend) AddKey(ctx context.Context, provider, label, key string) error {
+	_, err := b.c.AddCredential(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
+	return err
+}
+func (b trayBackend) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
+	return b.c.StartLogin(ctx, provider, label)
+}
+func (b trayBackend) Import(ctx context.Context, source string) error {
+	return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")
+}
