@@ -22,9 +22,11 @@ type arm struct {
 	name   string
 	url    string // base URL
 	key    string // x-api-key: an upstream credential, or subpool's client key
-	proc   *child // the proxy's process; nil for direct
+	proc   proc   // the proxy's process; nil for direct
 	client *http.Client
 	body   string // the JSON request; jsonBody unless withBody
+	// sent counts requests answered, shared by withBody's copies.
+	sent *atomic.Int64
 }
 
 // withBody is the same arm sending another JSON request.
@@ -34,7 +36,14 @@ func (a *arm) withBody(body string) *arm {
 	return &b
 }
 
-func newArm(name, url, key string, proc *child) *arm {
+// proc is a server process an arm reaches: a bench child or the served
+// binary.
+type proc interface {
+	pid() int
+	rss() (int64, error)
+}
+
+func newArm(name, url, key string, proc proc) *arm {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        2048,
@@ -42,7 +51,8 @@ func newArm(name, url, key string, proc *child) *arm {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &arm{name: name, url: url, key: key, proc: proc, client: &http.Client{Transport: tr, Timeout: time.Minute}, body: jsonBody}
+	return &arm{name: name, url: url, key: key, proc: proc, client: &http.Client{Transport: tr, Timeout: time.Minute}, body: jsonBody,
+		sent: new(atomic.Int64)}
 }
 
 // bigBody is a Claude Code turn deep into a session: 256 KiB of history.
@@ -91,6 +101,7 @@ func (a *arm) once(ctx context.Context) (time.Duration, error) {
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	d := time.Since(start)
+	a.sent.Add(1)
 	if err == nil && resp.StatusCode != http.StatusOK {
 		err = fmt.Errorf("%s: status %d", a.name, resp.StatusCode)
 	}
@@ -191,6 +202,7 @@ func (a *arm) stream(ctx context.Context, slow bool) streamResult {
 		return r
 	}
 	defer resp.Body.Close()
+	a.sent.Add(1)
 	if resp.StatusCode != http.StatusOK {
 		r.err = fmt.Errorf("%s: status %d", a.name, resp.StatusCode)
 		return r

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -70,47 +69,8 @@ type RSS struct {
 	File  int64 `json:"file_bytes"`
 }
 
-// idleRSSOf starts a server, waits until it logs that it listens, lets it
-// settle for a second and reads its RSS; then stops it.
-func idleRSSOf(ctx context.Context, bin string, args ...string) (RSS, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "LANG=en_US.UTF-8")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return RSS{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return RSS{}, err
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		return RSS{}, errors.New("did not report listening")
-	}
-	time.Sleep(time.Second)
-	pid := cmd.Process.Pid
+// rssOf reads a process's resident set from /proc.
+func rssOf(pid int) (RSS, error) {
 	var r RSS
 	var e1, e2, e3 error
 	r.Total, e1 = vmRSS(pid)

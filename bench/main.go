@@ -7,9 +7,14 @@
 //     (go test -bench, parsed): one verdict, one pick among 8 keys, one
 //     outbound header build, one in-memory round trip;
 //   - overhead: three arms in interleaved rounds (direct to proxy/sim, a
-//     bare httputil.ReverseProxy, subpool), each server in its own child
-//     process: JSON latency at concurrency 1 and 32, throughput at p99 ≤
-//     10 ms, SSE timing at 1, 64 and 256 streams, RSS;
+//     bare httputil.ReverseProxy, and the built `subpool serve` on a home
+//     set up through its CLI, with an events subscriber attached): JSON
+//     latency at concurrency 1 and 32, throughput at p99 ≤ 10 ms, SSE
+//     timing at 1, 64 and 256 streams, CPU, RSS, system calls per request
+//     (strace) and, with -profile, perf profiles. The in-process handler
+//     (proxy.New in a bench child) joins the JSON rounds as a micro arm,
+//     to show what the binary adds around the engine. -repeat N runs the
+//     phase N times and judges the median;
 //   - goodput: bench/goodput's simulator on a virtual clock, subpool's real
 //     pool and classifier against four other policies.
 //
@@ -37,7 +42,9 @@ type Results struct {
 	Machine  Machine          `json:"machine"`
 	Duration string           `json:"duration"`
 	Micro    []Micro          `json:"micro"`
+	Built    *Built           `json:"built,omitempty"`
 	Overhead *Overhead        `json:"overhead,omitempty"`
+	Repeats  []*Overhead      `json:"repeats,omitempty"` // runs 2..N of -repeat
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
 	Targets  []Target         `json:"targets"`
@@ -48,9 +55,11 @@ func main() {
 	role := flag.String("child", "", "internal: run as a child server (upstream, bare, subpool)")
 	upstream := flag.String("upstream", "", "internal: the upstream a child proxy forwards to")
 	quick := flag.Bool("quick", false, "a small, fast run for development")
-	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, serve, goodput")
+	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, goodput, strace")
 	pin := flag.Bool("pin", false, "pin the upstream to CPU 0 and the proxies to CPU 1 (taskset)")
-	profile := flag.Bool("profile", false, "also write CPU profiles of both proxies under load to bench/out/")
+	profile := flag.Bool("profile", false, "also profile both proxies under load with perf (bench/out/*.perf.data)")
+	repeat := flag.Int("repeat", 1, "run the overhead phase this many times; targets are judged on the median")
+	bin := flag.String("bin", "", "measure this subpool binary instead of building one")
 	md := flag.String("md", "docs/benchmarks.md", "the report to write")
 	out := flag.String("json", "bench/results.json", "the results to write")
 	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
@@ -69,7 +78,8 @@ func main() {
 		}
 		return
 	}
-	if err := run(*quick, *skip, *pin, *profile, *md, *out); err != nil {
+	o := runOpts{quick: *quick, skip: *skip, pin: *pin, profile: *profile, repeat: max(*repeat, 1), bin: *bin}
+	if err := run(o, *md, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -86,16 +96,37 @@ func rewrite(from, mdPath string) error {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return fmt.Errorf("%s: %v", from, err)
 	}
+	// perf's files are re-read when still there, so a change to the
+	// summary applies without measuring again.
+	for _, o := range append([]*Overhead{res.Overhead}, res.Repeats...) {
+		if o == nil {
+			continue
+		}
+		for name, p := range o.Profiles {
+			if fileExists(p.File) {
+				if q, err := readProf(p.File); err == nil {
+					o.Profiles[name] = q
+				}
+			}
+		}
+	}
 	res.Targets = judge(&res)
 	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
 }
 
-func run(quick bool, skip string, pin, profile bool, mdPath, jsonPath string) error {
+type runOpts struct {
+	quick, pin, profile bool
+	skip, bin           string
+	repeat              int
+}
+
+func run(ro runOpts, mdPath, jsonPath string) error {
+	quick := ro.quick
 	if _, err := os.Stat("go.mod"); err != nil {
 		return fmt.Errorf("run from the repository root (make bench)")
 	}
 	skipped := map[string]bool{}
-	for _, s := range strings.Split(skip, ",") {
+	for _, s := range strings.Split(ro.skip, ",") {
 		skipped[strings.TrimSpace(s)] = true
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
@@ -113,34 +144,48 @@ func run(quick bool, skip string, pin, profile bool, mdPath, jsonPath string) er
 		}
 		ms, raw, err := runMicro(ctx, count, bt)
 		if err != nil {
-			return err
+			// The engine may be mid-change; the served binary's numbers
+			// are still worth having.
+			note := "micro benchmarks did not run: " + firstLine(raw, err)
+			logf("  %s", note)
+			res.Notes = append(res.Notes, note)
 		}
 		res.Micro = ms
 		os.MkdirAll("bench/out", 0o755)
 		os.WriteFile("bench/out/micro.txt", []byte(raw), 0o644)
 	}
 	if !skipped["overhead"] {
-		logf("overhead: direct, bare ReverseProxy and subpool, interleaved")
-		cfg := defaultOverhead(quick)
-		cfg.Pin = pin
-		if profile {
-			cfg.Profile, _ = filepath.Abs("bench/out")
-			os.MkdirAll(cfg.Profile, 0o755)
-		}
-		o, err := runOverhead(cfg, logf)
+		dir, _ := filepath.Abs("bench/out")
+		os.MkdirAll(dir, 0o755)
+		logf("overhead: building subpool")
+		built, err := buildSubpool(ctx, dir, ro.bin, logf)
 		if err != nil {
 			return err
 		}
-		res.Overhead = o
-	}
-	if !skipped["serve"] {
-		logf("serve: idle RSS of the real `subpool serve`")
-		dir, _ := filepath.Abs("bench/out")
-		os.MkdirAll(dir, 0o755)
-		rss, note := serveIdleRSS(ctx, dir, logf)
-		res.ServeRSS = rss
-		if note != "" {
-			res.Notes = append(res.Notes, note)
+		res.Built = &built
+		cfg := defaultOverhead(quick)
+		cfg.Pin, cfg.Bin, cfg.Strace = ro.pin, built.Path, !skipped["strace"]
+		if ro.profile {
+			cfg.Profile = dir
+		}
+		for i := range ro.repeat {
+			logf("overhead run %d of %d: direct, bare ReverseProxy and the served binary, interleaved", i+1, ro.repeat)
+			o, err := runOverhead(cfg, logf)
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				res.Overhead = o
+				res.ServeRSS = o.ServedIdle
+			} else {
+				res.Repeats = append(res.Repeats, o)
+			}
+			// Later runs show the spread of the judged numbers only: the
+			// throughput steps, the handler arm, the profile and strace
+			// are in the first.
+			// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
+			cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
+			cfg.Rounds, cfg.MemRounds = min(cfg.Rounds, 3), 1
 		}
 	}
 	if !skipped["goodput"] {

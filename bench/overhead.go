@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -22,19 +20,32 @@ type overheadConfig struct {
 	MemStreams  int
 	MemRounds   int
 	Pin         bool
+	// Bin is the subpool binary measured as the "subpool" arm.
+	Bin string
+	// Handler adds the in-process handler (proxy.New in a bench child,
+	// no admin, no state file) to the JSON rounds: a micro comparison that
+	// shows what the served binary adds around the engine.
+	Handler bool
+	// Throughput steps the concurrency; off in repeated runs.
+	Throughput bool
 	// Profile, when set, is a directory: after the rounds, each proxy runs
-	// the concurrency-32 loop once more under a CPU profile written there.
+	// the concurrency-32 loop once more under perf, written there.
 	Profile string
+	// Strace counts each proxy's system calls over StraceRequests.
+	Strace         bool
+	StraceRequests int
 }
 
 func defaultOverhead(quick bool) overheadConfig {
 	c := overheadConfig{Rounds: 5, C1Requests: 400, C32Duration: time.Second, TputRounds: 3,
 		TputSteps: []int{1, 4, 8, 12, 16, 24, 32, 48, 64}, TputStep: 400 * time.Millisecond,
-		SSEStreams: []int{1, 64, 256}, MemStreams: 500, MemRounds: 2}
+		SSEStreams: []int{1, 64, 256}, MemStreams: 500, MemRounds: 2, Handler: true, Throughput: true,
+		StraceRequests: 2000}
 	if quick {
 		c.Rounds, c.C1Requests, c.C32Duration = 3, 150, 400*time.Millisecond
 		c.TputRounds, c.TputSteps, c.TputStep = 1, []int{1, 16, 64}, 300*time.Millisecond
 		c.SSEStreams, c.MemStreams, c.MemRounds = []int{1, 64}, 200, 1
+		c.StraceRequests = 500
 	}
 	return c
 }
@@ -64,6 +75,18 @@ type Overhead struct {
 	SSEAdded map[string]SSEAdded       `json:"sse_added_us"`
 
 	Memory map[string]Mem `json:"memory"`
+
+	// Handler is the in-process handler's JSON latency (micro arm, see
+	// overheadConfig.Handler), by case.
+	Handler      map[string]Pcts  `json:"handler_json_latency_us,omitempty"`
+	HandlerAdded map[string]Pcts  `json:"handler_json_added_us,omitempty"`
+	HandlerCPU   num              `json:"handler_cpu_per_request_us,omitempty"`
+	ServedIdle   *RSS             `json:"served_idle_rss,omitempty"`
+	Events       int64            `json:"events_received"` // by the websocket subscriber, whole run
+	Requests     int64            `json:"requests_served"` // by subpool, whole run
+	Syscalls     map[string]Calls `json:"syscalls_per_request,omitempty"`
+	Profiles     map[string]Prof  `json:"profiles,omitempty"`
+	Warnings     []string         `json:"warnings,omitempty"`
 }
 
 // RoundValue is one round's percentiles for one case and arm.
@@ -172,73 +195,100 @@ var jsonCases = []string{"c1", "c32", "c1-256KiB"}
 type armSet struct {
 	up                   *child
 	direct, bare, subpol *arm
-	all                  []*arm
+	handler              *arm   // nil unless overheadConfig.Handler
+	all                  []*arm // direct, bare, subpool: every phase
+	json                 []*arm // all, and the handler when present
+	served               *served
+	children             []*child
 }
 
-func startArms(pin bool) (*armSet, error) {
+func startArms(cfg overheadConfig) (s *armSet, err error) {
+	pin := cfg.Pin
 	cpu := func(c string) string {
 		if pin {
 			return c
 		}
 		return ""
 	}
-	up, err := startChild("upstream", "", cpu("0"))
-	if err != nil {
-		return nil, err
+	s = &armSet{}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	if s.up, err = startChild("upstream", "", cpu("0")); err != nil {
+		return s, err
 	}
-	bare, err := startChild("bare", up.url, cpu("1"))
+	s.children = append(s.children, s.up)
+	bare, err := startChild("bare", s.up.url, cpu("1"))
 	if err != nil {
-		up.stop()
-		return nil, err
+		return s, err
 	}
-	sub, err := startChild("subpool", up.url, cpu("1"))
-	if err != nil {
-		up.stop()
-		bare.stop()
-		return nil, err
+	s.children = append(s.children, bare)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), nil); err != nil {
+		return s, err
 	}
-	s := &armSet{up: up,
-		direct: newArm("direct", up.url, "sk-bench-direct", nil),
-		bare:   newArm("bare", bare.url, "sk-bench-bare", bare),
-		subpol: newArm("subpool", sub.url, clientKey, sub)}
+	s.direct = newArm("direct", s.up.url, "sk-bench-direct", nil)
+	s.bare = newArm("bare", bare.url, "sk-bench-bare", bare)
+	s.subpol = newArm("subpool", s.served.url, s.served.clientKey, s.served)
 	s.all = []*arm{s.direct, s.bare, s.subpol}
+	s.json = s.all
+	if cfg.Handler {
+		h, err := startChild("subpool", s.up.url, cpu("1"))
+		if err != nil {
+			return s, err
+		}
+		s.children = append(s.children, h)
+		s.handler = newArm("handler", h.url, clientKey, h)
+		s.json = append(s.all[:3:3], s.handler)
+	}
 	return s, nil
 }
 
 func (s *armSet) stop() {
-	for _, a := range s.all {
-		if a.proc != nil {
-			a.proc.stop()
-		}
+	if s.served != nil {
+		s.served.stop()
 	}
-	s.up.stop()
+	for i := len(s.children) - 1; i >= 0; i-- {
+		s.children[i].stop()
+	}
 }
 
 func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, error) {
-	arms, err := startArms(cfg.Pin)
+	arms, err := startArms(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer arms.stop()
 	o := &Overhead{Rounds: cfg.Rounds, Pinned: cfg.Pin, Memory: map[string]Mem{}}
+	// Idle: the servers have started and the subscriber is attached; no
+	// request has been served yet.
+	time.Sleep(time.Second)
 	for _, a := range arms.all[1:] {
 		rss, _ := a.proc.rss()
 		o.Memory[a.name] = Mem{IdleRSS: rss}
 	}
+	if idle, err := rssOf(arms.served.pid()); err == nil {
+		o.ServedIdle = &idle
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	order := func() []*arm {
-		out := make([]*arm, len(arms.all))
-		for i, j := range rng.Perm(len(arms.all)) {
-			out[i] = arms.all[j]
+	shuffle := func(as []*arm) []*arm {
+		out := make([]*arm, len(as))
+		for i, j := range rng.Perm(len(as)) {
+			out[i] = as[j]
 		}
 		return out
 	}
+	order := func() []*arm { return shuffle(arms.all) }
 	// Every arm must answer before anything is timed.
-	for _, a := range arms.all {
+	for _, a := range arms.json {
 		if r := a.closedLoop(8, 200, 0); r.errors > 0 {
-			return nil, fmt.Errorf("%s arm does not answer: %v", a.name, r.firstErr)
+			return nil, fmt.Errorf("%s arm does not answer: %v (subpool serve log: %s)", a.name, r.firstErr, arms.served.log)
 		}
 	}
+	defer func() { o.Events, o.Requests = arms.served.events.Load(), arms.subpol.sent.Load() }()
 
 	// JSON latency, interleaved rounds. Each round is cut into slices and
 	// every slice runs every arm (in a fresh random order), so a burst of
@@ -246,7 +296,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	type roundJSON map[string]map[string][2]float64 // case → arm → p50, p99
 	var rounds []roundJSON
 	cpu := map[string]*cpuUse{}
-	for _, a := range arms.all {
+	for _, a := range arms.json {
 		cpu[a.name] = &cpuUse{}
 	}
 	const slices = 4
@@ -256,7 +306,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			lat[c] = map[string][]time.Duration{}
 		}
 		for range slices {
-			for _, a := range order() {
+			for _, a := range shuffle(arms.json) {
 				a.closedLoop(8, 40, 0) // warm connections
 				c1 := a.closedLoop(1, cfg.C1Requests/slices, 0)
 				t0 := cpuOf(arms, a)
@@ -283,7 +333,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			rj["c32"]["direct"][0], rj["c32"]["bare"][0], rj["c32"]["subpool"][0])
 		rounds = append(rounds, rj)
 		for _, c := range jsonCases {
-			for _, a := range arms.all {
+			for _, a := range arms.json {
 				v := rj[c][a.name]
 				o.JSONRounds = append(o.JSONRounds, RoundValue{Round: r + 1, Case: c, Arm: a.name, P50: num(v[0]), P99: num(v[1])})
 			}
@@ -291,6 +341,10 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	}
 	o.CPU = map[string]num{}
 	for name, u := range cpu {
+		if name == "handler" {
+			o.HandlerCPU = num(u.perRequest())
+			continue
+		}
 		o.CPU[name] = num(u.perRequest())
 	}
 	o.UpstreamCPU = num(cpu["direct"].perRequest())
@@ -330,24 +384,53 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		p50, p99 := m["subpool"][0]-m["direct"][0], m["subpool"][1]-m["direct"][1]
 		o.Added[c] = Added{B50: num(b50), B99: num(b99), P50: num(p50), P99: num(p99),
 			Ratio50: num(ratio(p50, b50)), Ratio99: num(ratio(p99, b99))}
+		if arms.handler != nil {
+			var p50, p99 []float64
+			for _, rj := range kept {
+				p50 = append(p50, rj[c]["handler"][0])
+				p99 = append(p99, rj[c]["handler"][1])
+			}
+			if o.Handler == nil {
+				o.Handler, o.HandlerAdded = map[string]Pcts{}, map[string]Pcts{}
+			}
+			h := Pcts{num(median(p50)), num(median(p99))}
+			o.Handler[c] = h
+			o.HandlerAdded[c] = Pcts{num(float64(h.P50) - m["direct"][0]), num(float64(h.P99) - m["direct"][1])}
+		}
 	}
 
 	if cfg.Profile != "" {
+		o.Profiles = map[string]Prof{}
 		for _, a := range arms.all[1:] {
-			file := filepath.Join(cfg.Profile, a.name+".cpu.prof")
-			done := make(chan struct{})
-			go func() {
-				post(fmt.Sprintf("%s%s?seconds=3&file=%s", a.url, pathProfile, file))
-				close(done)
-			}()
-			a.closedLoop(32, 0, 3*time.Second)
-			<-done
-			logf("  profile: %s (go tool pprof -top %s)", file, file)
+			p, err := perfProfile(a, cfg.Profile, 3*time.Second)
+			if err != nil {
+				o.Warnings = append(o.Warnings, fmt.Sprintf("profile of %s: %v", a.name, err))
+				logf("  profile of %s: %v", a.name, err)
+				continue
+			}
+			o.Profiles[a.name] = p
+			logf("  profile: %s (perf report -i %s)", p.File, p.File)
+		}
+	}
+	if cfg.Strace {
+		o.Syscalls = map[string]Calls{}
+		for _, a := range arms.all[1:] {
+			c, err := straceCount(a, cfg.StraceRequests)
+			if err != nil {
+				o.Warnings = append(o.Warnings, fmt.Sprintf("strace of %s: %v", a.name, err))
+				logf("  strace of %s: %v", a.name, err)
+				continue
+			}
+			o.Syscalls[a.name] = c
+			logf("  strace %s: %.1f futex, %.1f nanosleep per request", a.name, c.Futex, c.Nanosleep)
 		}
 	}
 
 	// Throughput: step the concurrency; the best step with p99 ≤ 10 ms.
 	o.Throughput = map[string]Tput{}
+	if !cfg.Throughput {
+		cfg.TputRounds = 0
+	}
 	tp := map[string]map[int][][2]float64{} // arm → conc → rounds of (rps, p99)
 	for _, a := range arms.all {
 		tp[a.name] = map[int][][2]float64{}
@@ -377,6 +460,9 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		}
 		t.MaxRPS = num(best)
 		o.Throughput[a.name] = t
+	}
+	if !cfg.Throughput {
+		o.Throughput = nil
 	}
 
 	// SSE waves.
@@ -461,8 +547,9 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			if a.proc == nil {
 				continue
 			}
-			post(a.url + pathGC)
-			time.Sleep(200 * time.Millisecond)
+			// No forced GC before the baseline: the served binary has no
+			// hook for one, so neither arm gets one.
+			time.Sleep(300 * time.Millisecond)
 			base, _ := a.proc.rss()
 			peak := base
 			res := a.wave(cfg.MemStreams, true, slowInterval, func() {
@@ -505,29 +592,4 @@ func firstErr(rs ...loadResult) error {
 		}
 	}
 	return nil
-}
-
-// serveIdleRSS builds the real binary and measures `subpool serve` at
-// idle on a throwaway home with the file keychain: the number a user's
-// login service shows. Empty when the build is not possible here.
-func serveIdleRSS(ctx context.Context, dir string, logf func(string, ...any)) (*RSS, string) {
-	bin := filepath.Join(dir, "subpool")
-	if err := runCmd(ctx, "go", "build", "-o", bin, "."); err != nil {
-		return nil, "could not build the subpool binary: " + err.Error()
-	}
-	home, err := os.MkdirTemp("", "subpool-bench-home-")
-	if err != nil {
-		return nil, err.Error()
-	}
-	defer os.RemoveAll(home)
-	cfg := "listen = \"127.0.0.1:0\"\n[keychain]\nbackend = \"file\"\n"
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		return nil, err.Error()
-	}
-	rss, err := idleRSSOf(ctx, bin, "serve", "--home", home, "--listen", "127.0.0.1:0")
-	if err != nil {
-		return nil, "subpool serve: " + err.Error()
-	}
-	logf("  subpool serve idle RSS %s (anonymous %s, file-backed %s)", mib(rss.Total), mib(rss.Anon), mib(rss.File))
-	return &rss, ""
 }

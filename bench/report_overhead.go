@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The overhead sections of docs/benchmarks.md beyond the JSON table.
+
+type printer func(string, ...any)
+
+func throughputTable(p printer, o *Overhead) {
+	p("\n### Throughput (closed loop, req/s; p99 in ms)\n\n| arm | max req/s with p99 ≤ 10 ms | at concurrency |")
+	steps := o.Throughput["direct"].Steps
+	for _, s := range steps {
+		p(" c=%d |", s.Conc)
+	}
+	p("\n|---|--:|--:|%s\n", strings.Repeat("--:|", len(steps)))
+	for _, name := range []string{"direct", "bare", "subpool"} {
+		t := o.Throughput[name]
+		p("| %s | %.0f | %d |", name, float64(t.MaxRPS), t.AtConc)
+		for _, s := range t.Steps {
+			p(" %.0f (%.1f) |", float64(s.RPS), float64(s.P99us)/1000)
+		}
+		p("\n")
+	}
+}
+
+func sseAndMemory(p printer, o *Overhead) {
+	p("\n### SSE: %d × 16 B deltas every %s (µs, except gaps in ms)\n\n", sseChunks, sseInterval)
+	p("TTFB is the first byte of the body; TTFT the first content delta. Frame delay is the time from the\nupstream writing a delta (its `sim_emit_unix_nano` stamp) to the client reading it.\n\n")
+	p("| streams | arm | TTFB p50 | TTFT p50 | TTFT p99 | gap p50 | gap p99 | frame delay p50 | frame delay p99 | frames | stalls > 40 ms |\n")
+	p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, k := range sortedSSE(o) {
+		for _, name := range []string{"direct", "bare", "subpool"} {
+			s := o.SSE[k][name]
+			p("| %s | %s | %.0f | %.0f | %.0f | %.3f | %.3f | %.0f | %.0f | %d/%d | %d |\n", strings.TrimPrefix(k, "n"), name,
+				float64(s.TTFB50), float64(s.TTFT50), float64(s.TTFT99), float64(s.Gap50)/1000, float64(s.Gap99)/1000,
+				float64(s.Delay50), float64(s.Delay99), s.Frames, s.Expected, s.Stalls)
+		}
+	}
+	p("\n### Memory\n\n| | bare | subpool |\n|---|--:|--:|\n")
+	mb, ms := o.Memory["bare"], o.Memory["subpool"]
+	p("| RSS at start (subpool: 2 keys, the subscriber attached), before any request | %s | %s |\n", mib(mb.IdleRSS), mib(ms.IdleRSS))
+	p("| RSS before the streams (no forced GC: the served binary has no hook for one) | %s | %s |\n", mib(mb.Base), mib(ms.Base))
+	p("| peak RSS with %d slow streams open | %s | %s |\n", ms.Streams, mib(mb.Peak), mib(ms.Peak))
+	p("| per stream (median of rounds) | %s | %s |\n", kib(mb.PerStream), kib(ms.PerStream))
+	if s := o.ServedIdle; s != nil {
+		p("\n`subpool serve` at start: %s anonymous (heap, stacks), %s file-backed (the binary's and shared libraries' pages).\n",
+			mib(s.Anon), mib(s.File))
+	}
+}
+
+// servedDetail shows system calls and the CPU profiles, bare beside
+// subpool.
+func servedDetail(p printer, r *Results, o *Overhead) {
+	if len(o.Syscalls) > 0 {
+		b, s := o.Syscalls["bare"], o.Syscalls["subpool"]
+		p("\n### System calls per request\n\n`strace -c -f -p PID` on each proxy over %d sequential small JSON requests (concurrency 1). futex is a\n", s.Requests)
+		p("thread parked or woken (a goroutine hand-off that found no running thread), nanosleep the runtime's spinning\nwait; strace slows each call, so only counts are read.\n\n")
+		p("| syscall | bare | subpool |\n|---|--:|--:|\n")
+		names := map[string]bool{"futex": true, "nanosleep": true}
+		for n := range b.Top {
+			names[n] = true
+		}
+		for n := range s.Top {
+			names[n] = true
+		}
+		var ns []string
+		for n := range names {
+			ns = append(ns, n)
+		}
+		sort.Slice(ns, func(i, j int) bool { return s.Top[ns[i]]+b.Top[ns[i]] > s.Top[ns[j]]+b.Top[ns[j]] })
+		for _, n := range ns {
+			p("| %s | %.1f | %.1f |\n", n, b.Top[n], s.Top[n])
+		}
+		p("| **all** | %.1f | %.1f |\n", b.Total, s.Total)
+	}
+	if len(o.Profiles) > 0 {
+		p("\n### CPU profile under load\n\n`perf record -e cpu-clock -g -p PID` for 3 s of the concurrency-32 loop, on each proxy; `perf report\n")
+		p("--sort symbol`, functions over 0.5 %% of samples. Flat is the function's own share, cum includes what it calls.\n")
+		p("The files are in `bench/out/` (`perf report -i bench/out/subpool.perf.data`).\n")
+		for _, kind := range []string{"flat", "cum"} {
+			b, s := o.Profiles["bare"], o.Profiles["subpool"]
+			p("\n| %s: bare (%d samples) | %% | subpool (%d samples) | %% |\n|---|--:|---|--:|\n", kind, b.Samples, s.Samples)
+			br, sr := b.Flat, s.Flat
+			if kind == "cum" {
+				br, sr = b.Cum, s.Cum
+			}
+			for i := range max(len(br), len(sr)) {
+				var c [4]string
+				if i < len(br) {
+					c[0], c[1] = "`"+br[i].Func+"`", fmt.Sprintf("%.1f", br[i].Pct)
+				}
+				if i < len(sr) {
+					c[2], c[3] = "`"+sr[i].Func+"`", fmt.Sprintf("%.1f", sr[i].Pct)
+				}
+				p("| %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3])
+			}
+		}
+	}
+	if pr, ok := o.Profiles["subpool"]; ok && len(pr.Own) > 0 {
+		var rows []string
+		for _, r := range pr.Own[:min(len(pr.Own), 24)] {
+			rows = append(rows, fmt.Sprintf("`%s` %.1f %%", strings.TrimPrefix(r.Func, "github.com/subpool/subpool/"), r.Pct))
+		}
+		p("\nsubpool's own functions, the event websocket, JSON encoding and the history database, cum (share of samples\nincluding callees; nested, so they do not add up): %s.\n", strings.Join(rows, ", "))
+	}
+	for _, w := range o.Warnings {
+		p("\nWarning: %s\n", w)
+	}
+	p("\n")
+}
+
+// spreadTable shows each overhead target's value in every run.
+func spreadTable(p printer, r *Results) {
+	p("## Spread over runs\n\nEach overhead target's judged value in each of the %d runs (ratios ×, differences µs, RSS MiB), and the\nmedian the target is judged on.\n\n", len(r.Repeats)+1)
+	p("| target | goal |")
+	for i := range len(r.Repeats) + 1 {
+		p(" run %d |", i+1)
+	}
+	p(" median | |\n|---|---|%s--:|---|\n", strings.Repeat("--:|", len(r.Repeats)+1))
+	for _, t := range r.Targets {
+		if t.Group != "overhead" || len(t.Runs) == 0 {
+			continue
+		}
+		p("| %s | %s |", t.What, t.Goal)
+		for i := range len(r.Repeats) + 1 {
+			if i < len(t.Runs) {
+				p(" %s |", formatFloat(float64(t.Runs[i])))
+			} else {
+				p(" |")
+			}
+		}
+		mark := "**missed**"
+		if t.Met {
+			mark = "met"
+		}
+		p(" %s | %s |\n", formatFloat(float64(t.Value)), mark)
+	}
+	p("\n")
+}
