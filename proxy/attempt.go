@@ -16,6 +16,7 @@ import (
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/tokens"
 )
 
 // maxErrorBody bounds how much of a refusal is read to classify it; the
@@ -39,10 +40,15 @@ type request struct {
 	capWaits int
 
 	// What the client finally got, for request_finished.
-	status     int
-	class      classify.Class
-	cred       string
-	fallbackTo string
+	status      int
+	class       classify.Class
+	cred        string
+	fallbackTo  string
+	credKind    string
+	servedModel string
+	firstByte   time.Time // the first byte of the answer written to the client
+	waitedTotal time.Duration
+	meter       tokens.Meter // the usage the upstream reported in the answer delivered
 	// abort: a JSON answer failed after its headers went out; the
 	// connection is cut once request_finished is out.
 	abort bool
@@ -108,9 +114,10 @@ func (rn *run) loop() *policy.Action {
 		}
 		a := rn.answer(cred, au)
 		if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
+			// The upstream may have counted the tokens it reported.
 			a.close()
 			lease.Release()
-			rn.class = classify.Aborted
+			rn.class, rn.cred, rn.credKind, rn.meter = classify.Aborted, cred.ID, cred.Kind, a.meter
 			return nil
 		}
 		act := policy.Decide(p.pol, rn.state(cred, a), a.verdict)
@@ -389,6 +396,8 @@ func (rn *run) sleep(d time.Duration) error { return rn.sleepUntil(d, nil) }
 // sleepUntil waits d on the clock, or until wake is closed, or until the
 // client leaves (an error).
 func (rn *run) sleepUntil(d time.Duration, wake <-chan struct{}) error {
+	start := rn.p.o.Clock.Now()
+	defer func() { rn.waitedTotal += rn.p.o.Clock.Now().Sub(start) }()
 	t := rn.p.o.Clock.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/tokens"
 )
 
 // classRefused is the class of an answer subpool wrote itself.
@@ -18,11 +19,20 @@ const classRefused = classify.Class("refused")
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	rq := &request{p: p, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now()}
 	defer func() {
-		p.o.Events.Emit(api.Event{
+		u := rq.meter.Usage()
+		ev := api.Event{
 			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: rq.cred,
 			Model: rq.info.Model, Path: upath, Status: rq.status, Class: string(rq.class),
 			Attempts: rq.attempts, LatencyMS: p.o.Clock.Now().Sub(rq.start).Milliseconds(),
-		})
+			Client: clientName(r), ClientApp: tokens.ClientApp(r.UserAgent()),
+			CredentialKind: rq.credKind, ServedModel: rq.servedModel, FallbackTo: rq.fallbackTo,
+			WaitedMS:    rq.waitedTotal.Milliseconds(),
+			InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite,
+		}
+		if !rq.firstByte.IsZero() {
+			ev.TTFBMS = rq.firstByte.Sub(rq.start).Milliseconds()
+		}
+		p.o.Events.Emit(ev)
 		if rq.abort {
 			panic(http.ErrAbortHandler)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/sse"
+	"github.com/subpool/subpool/proxy/tokens"
 )
 
 // maxHeld bounds the stream preamble held back while we make sure a 200
@@ -53,6 +54,9 @@ type answer struct {
 	// stream; errData is that event's data.
 	inStream bool
 	errData  []byte
+	// meter has the usage of the events read so far; it becomes the
+	// request's only if this answer is delivered.
+	meter tokens.Meter
 }
 
 func (a *answer) close() {
@@ -139,6 +143,7 @@ func (rn *run) peek(a *answer) {
 		if ev.Name == "" && len(ev.Data) == 0 {
 			continue // a comment or keep-alive
 		}
+		a.meter.Event(ev.Name, ev.Data)
 		if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
 			a.verdict, a.inStream = v, true
 			a.errData = bytes.Clone(ev.Data)
@@ -195,6 +200,7 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	p := rn.p
 	cred := lease.Credential
 	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
+	rn.credKind, rn.servedModel, rn.meter = cred.Kind, rn.model, a.meter
 	p.o.Pool.Confirm(cred.ID, rn.model)
 
 	h := rn.w.Header()
@@ -211,6 +217,7 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 			rn.clientGone(cred.ID)
 			return
 		}
+		rn.firstByte = p.o.Clock.Now()
 	}
 	if stream {
 		rc.Flush()
@@ -220,7 +227,7 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	if a.events != nil {
 		failed, err = rn.relayEvents(cred, a.events, resp.Body, rc)
 	} else {
-		err = rn.copyBody(resp.Body, stream, rc)
+		err = rn.copyJSON(resp, stream, rc)
 	}
 	switch {
 	case err == nil && failed != nil:
@@ -263,6 +270,9 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 			if _, werr := rn.w.Write(ev.Raw); werr != nil {
 				return failed, errClientGone
 			}
+			if rn.firstByte.IsZero() {
+				rn.firstByte = rn.p.o.Clock.Now()
+			}
 			// Flush unless the next event is already here: one flush per
 			// upstream write, not per event of it.
 			if !bytes.Contains(r.Buffered(), []byte("\n")) {
@@ -281,6 +291,9 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 				return failed, rn.copyBody(body, true, rc)
 			}
 			return failed, err
+		}
+		if err == nil {
+			rn.meter.Event(ev.Name, ev.Data)
 		}
 		if failed == nil && isErrorEvent(ev) {
 			if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
@@ -304,6 +317,41 @@ func isErrorEvent(ev sse.Event) bool {
 	return false
 }
 
+// maxMetered bounds the JSON answer kept to read its usage from: usage
+// sits at the end of the object, so the answer is read once it is whole.
+// A larger answer (none is, in practice) goes unmetered.
+const maxMetered = 4 << 20
+
+// copyJSON copies a JSON answer and reads the usage it reports.
+func (rn *run) copyJSON(resp *http.Response, stream bool, rc *http.ResponseController) error {
+	var kept bytes.Buffer
+	src := io.Reader(resp.Body)
+	if resp.ContentLength <= maxMetered {
+		src = io.TeeReader(resp.Body, &limitedBuffer{b: &kept, n: maxMetered})
+	}
+	err := rn.copyBody(src, stream, rc)
+	if err == nil && kept.Len() > 0 && kept.Len() < maxMetered {
+		rn.meter.JSON(kept.Bytes())
+	}
+	return err
+}
+
+// limitedBuffer keeps at most n bytes and then stops keeping, silently.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if l.b.Len()+len(p) <= l.n {
+		l.b.Write(p)
+	} else {
+		l.b.Reset()
+		l.n = 0
+	}
+	return len(p), nil
+}
+
 // copyBody copies a JSON (or other non-SSE) answer, flushing each read
 // when it streams.
 func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController) error {
@@ -315,6 +363,9 @@ func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController)
 		if n > 0 {
 			if _, werr := rn.w.Write(buf[:n]); werr != nil {
 				return errClientGone
+			}
+			if rn.firstByte.IsZero() {
+				rn.firstByte = rn.p.o.Clock.Now()
 			}
 			if stream {
 				rc.Flush()

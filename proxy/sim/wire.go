@@ -123,6 +123,10 @@ func newID(n int) string {
 // tokens is the usual four-bytes-a-token estimate, at least one.
 func tokens(n int) int { return max((n+3)/4, 1) }
 
+// Tokens is how many tokens the sim counts for n bytes of a request body or
+// an answer's text: tests compute the usage the sim will report.
+func Tokens(n int) int { return tokens(n) }
+
 func (x *exchange) inputTokens() int { return tokens(len(x.body)) }
 
 // answerText is what a text answer says: ChunkText, Chunks times.
