@@ -137,7 +137,6 @@ func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
 		CanRefresh: cred.Kind == api.KindOAuth,
 		Refreshed:  rn.refreshed[cred.ID],
 		Provider:   rn.prov.Name,
-		Jitter:     rn.p.o.Jitter(),
 	}
 	if a.resp != nil && !a.inStream {
 		s.Status = a.resp.StatusCode
@@ -151,6 +150,7 @@ func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
 		}
 		s.CapacityElapsed = now.Sub(rn.capSince)
 		s.CapacityWaits = rn.capWaits
+		s.Jitter = rn.p.o.Jitter()
 	}
 	return s
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -61,6 +61,7 @@ type subpool struct {
 	jit  func() float64
 	ids  map[string]int
 
+	policy   policy.Config
 	inFlight map[string]int // leases held, for tweaks
 	leases   map[*pool.Lease]bool
 	model    map[*pool.Lease]string // the model each held lease is for
@@ -132,6 +133,8 @@ func startSubpool(cfg subpoolConfig) func(e *env) func(r *request) {
 	return func(e *env) func(r *request) {
 		cfg.defaults()
 		s := &subpool{e: e, cfg: cfg, prov: e.sc.Provider, ids: map[string]int{}, inFlight: map[string]int{}, leases: map[*pool.Lease]bool{}, model: map[*pool.Lease]string{}}
+		s.policy = policy.Config{TransientBackoff: cfg.TransientBackoff, CapacityMax: cfg.CapacityMax,
+			MaxAttempts: cfg.MaxAttempts, SoleProviderMax: cfg.SoleProviderMax, MaxPoolWaits: maxPoolWaits}
 		s.pool = pool.New(e.w, cfg.Pool, nil)
 		s.pool.SetProvider(s.prov, e.prof.LimitScope)
 		for i := range e.sc.Creds {
@@ -178,24 +181,20 @@ type spRun struct {
 	s *subpool
 	r *request
 
-	attempts    int
-	lastReason  string
-	pinned      string
-	exclude     map[string]bool
-	refreshed   map[string]bool
-	transient   map[string]int
-	capDeadline time.Time
-	capWaits    int
-	soleWaited  time.Duration
-	waits       int
+	attempts   int
+	lastReason string
+	pinned     string
+	exclude    map[string]bool
+	refreshed  map[string]bool
+	transient  map[string]int
+	capSince   time.Time
+	capWaits   int
+	soleWaited time.Duration
+	waits      int
 }
 
 // loop is run.loop up to the attempt; the answer comes back in answered.
 func (rn *spRun) loop() {
-	if rn.attempts >= rn.s.cfg.MaxAttempts {
-		rn.s.e.fail(rn.r, "gave up: max attempts")
-		return
-	}
 	rn.lease(func(l *pool.Lease) {
 		// API keys: Auth never fails and never needs a refresh.
 		rn.attempts++
@@ -223,24 +222,63 @@ func (rn *spRun) answered(l *pool.Lease, a answer) {
 	if tw := s.cfg.Tweak; tw != nil && tw.answered != nil {
 		tw.answered(s, l, a, &v)
 	}
-	rn.act(l, v)
+	rn.act(l, a, v)
 }
 
-// act is run.act.
-func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
+// act carries out proxy/policy's decision on the verdict, as run.record
+// and run.carryOut do in proxy/attempt.go: the decisions are the proxy's
+// own function, only the carrying out is this simulator's.
+func (rn *spRun) act(l *pool.Lease, a answer, v classify.Verdict) {
 	s := rn.s
 	pl := s.pool
 	id := l.Credential.ID
+	st := policy.Attempt{
+		Attempts: rn.attempts, Model: rn.r.model, Retries: rn.transient[id],
+		Refreshed: rn.refreshed[id], Provider: s.prov,
+	}
+	if !a.ok {
+		st.Status = a.resp.Status
+	}
+	if v.Class == classify.Capacity {
+		now := s.e.w.Now()
+		if rn.capSince.IsZero() {
+			rn.capSince = now
+		}
+		st.CapacityElapsed, st.CapacityWaits, st.Jitter = now.Sub(rn.capSince), rn.capWaits, s.jit()
+	}
+	act := policy.Decide(s.policy, st, v)
+
+	// run.record
 	reason := v.Reason
 	if reason == "" {
 		reason = string(v.Class)
 	}
-	rn.lastReason = reason
-	if v.Class != classify.OK {
+	if act.Kind != policy.Pass && act.Kind != policy.Stop {
+		rn.lastReason = reason
+	}
+	if act.Cool != nil {
+		pl.CoolDown(id, rn.r.model, pool.Scope(act.Cool.Scope), act.Cool.RetryAfter, reason)
+	}
+	if act.Park != nil {
+		pl.Park(id, act.Park.Model, act.Park.Kind, act.Park.Reason)
+	}
+	if v.Class == classify.Transient && act.Kind != policy.Pass {
 		pl.SetReason(id, reason)
 	}
-	switch v.Class {
-	case classify.OK:
+	if act.Kind != policy.Pass {
+		switch act.Count {
+		case policy.CountSuccess:
+			pl.Record(id, true, false)
+		case policy.CountFailure:
+			pl.Record(id, false, false)
+		case policy.CountRateLimit:
+			pl.Record(id, false, true)
+		}
+	}
+
+	// run.carryOut
+	switch act.Kind {
+	case policy.Pass:
 		// deliver: Confirm at the headers, the lease held to the last
 		// byte, then Record.
 		pl.Confirm(id, rn.r.model)
@@ -248,108 +286,35 @@ func (rn *spRun) act(l *pool.Lease, v classify.Verdict) {
 			pl.Record(id, true, false)
 			rn.release(l)
 		})
-
-	case classify.RateLimit:
+	case policy.Rotate:
 		rn.release(l)
-		pl.Record(id, false, true)
-		scope := pool.ScopeCredential
-		switch v.Scope {
-		case classify.ScopeModel:
-			if rn.r.model != "" {
-				scope = pool.ScopeModel
-			}
-		case classify.ScopeProvider:
-			scope = pool.ScopeProvider
-		}
-		pl.CoolDown(id, rn.r.model, scope, v.RetryAfter, reason)
 		rn.pinned = ""
 		rn.loop()
-
-	case classify.Transient:
-		n := rn.transient[id]
-		if n >= len(s.cfg.TransientBackoff) {
-			rn.release(l)
-			pl.Record(id, false, false)
-			s.e.fail(rn.r, "upstream failed repeatedly")
-			return
-		}
+	case policy.Retry:
 		if rn.transient == nil {
 			rn.transient = map[string]int{}
 		}
-		rn.transient[id] = n + 1
+		rn.transient[id]++
 		// The slot is kept through the pause.
-		s.e.wait(rn.r, s.cfg.TransientBackoff[n], func() {
+		s.e.wait(rn.r, act.Delay, func() {
 			rn.release(l)
 			rn.pinned = id
 			rn.loop()
 		})
-
-	case classify.Capacity:
+	case policy.WaitCapacity:
 		rn.release(l)
-		if s.cfg.CapacityMax <= 0 {
-			s.e.fail(rn.r, "passed through: capacity")
-			return
-		}
-		now := s.e.w.Now()
-		if rn.capDeadline.IsZero() {
-			rn.capDeadline = now.Add(s.cfg.CapacityMax)
-		}
-		remaining := rn.capDeadline.Sub(now)
-		if remaining <= 0 {
-			s.e.fail(rn.r, "passed through: capacity budget spent")
-			return
-		}
-		d := v.RetryAfter
-		if d <= 0 {
-			d = capacityBackoff(rn.capWaits, s.jit())
-		}
-		d = min(d, remaining)
 		rn.capWaits++
-		s.e.wait(rn.r, d, func() {
+		s.e.wait(rn.r, act.Delay, func() {
 			rn.pinned = id
 			rn.loop()
 		})
-
-	case classify.AuthExpired:
-		// An API key has nothing to refresh: Auth(refresh) returns
-		// ErrNoRefresh and authFailed parks the key for re-login.
+	case policy.Refresh:
+		// API keys only here: policy never asks them to refresh.
 		rn.release(l)
-		if rn.refreshed[id] {
-			pl.Park(id, "", api.ParkRelogin, "still rejected after a token refresh: "+reason)
-			rn.pinned = ""
-			rn.loop()
-			return
-		}
-		if rn.refreshed == nil {
-			rn.refreshed = map[string]bool{}
-		}
-		rn.refreshed[id] = true
-		rn.lastReason = auth.ErrNoRefresh.Error()
-		pl.Park(id, "", api.ParkRelogin, rn.lastReason)
-		rn.pinned = ""
-		rn.loop()
-
-	case classify.AuthInvalid:
+		s.e.fail(rn.r, "refresh asked of an API key")
+	default: // relay, fail, stop: the client has its answer
 		rn.release(l)
-		pl.Record(id, false, false)
-		pl.Park(id, "", api.ParkRelogin, reason)
-		rn.pinned = ""
-		rn.loop()
-
-	case classify.Payment:
-		rn.release(l)
-		pl.Record(id, false, false)
-		model := ""
-		if v.Scope == classify.ScopeModel {
-			model = rn.r.model
-		}
-		pl.Park(id, model, api.ParkPayment, reason)
-		rn.pinned = ""
-		rn.loop()
-
-	default: // client_error, aborted, unknown: passed through
-		rn.release(l)
-		s.e.fail(rn.r, "passed through: "+string(v.Class))
+		s.e.fail(rn.r, act.Kind.String()+": "+string(v.Class))
 	}
 }
 
@@ -399,44 +364,26 @@ func (rn *spRun) lease(got func(*pool.Lease)) {
 		s.e.fail(rn.r, "refused: no credentials")
 		return
 	}
-	// The pool closes the channel at NextReady (a cooldown's end, a
-	// spent budget's reset, an outage's next probe) and at every release:
-	// the only timer is the wait's own bound.
-	left := s.cfg.SoleProviderMax - rn.soleWaited
-	var limit time.Duration
-	switch {
-	case u.HasNext && u.NextReady <= left:
-		limit = max(left, time.Millisecond)
-	case (u.Busy > 0 || (held > 0 && u.Excluded > 0)) && left > 0:
-		limit = left
+	// run.lease: proxy/policy says whether to wait. The pool closes the
+	// channel at NextReady (a cooldown's end, a spent budget's reset, an
+	// outage's next probe) and at every release.
+	busy := u.Busy
+	if held > 0 && u.Excluded > 0 {
+		busy += u.Excluded // held back by a tweak: frees up like a busy one
 	}
-	if limit > 0 {
+	act := policy.WhenUnavailable(s.policy, policy.Waited{Total: rn.soleWaited, Count: rn.waits},
+		policy.Unavailable{Total: u.Total, Busy: busy, NextReady: u.NextReady, HasNext: u.HasNext})
+	if act.Kind != policy.WaitPool {
+		s.e.fail(rn.r, "refused: "+act.Kind.String())
+		return
+	}
+	w := &poolWait{start: s.e.w.Now(), model: rn.r.model, plain: len(exclude) == 0, then: func(waited time.Duration) {
+		rn.soleWaited += waited
 		rn.waits++
-		if rn.waits > maxPoolWaits {
-			s.e.fail(rn.r, "refused: too many pool waits")
-			return
-		}
-		w := &poolWait{start: s.e.w.Now(), model: rn.r.model, plain: len(exclude) == 0, then: func(waited time.Duration) {
-			rn.soleWaited += waited
-			rn.r.waited += waited
-			rn.lease(got)
-		}}
-		w.timer = s.e.w.after(limit, func() { w.fire(s.e.w.Now()) })
-		s.waiting = append(s.waiting, w)
-		s.changed = changed
-		return
-	}
-	if u.HasNext {
-		s.e.fail(rn.r, "refused: all cooling beyond sole_provider_max")
-		return
-	}
-	s.e.fail(rn.r, "refused: none usable")
-}
-
-// capacityBackoff is proxy/attempt.go's: 1 s, 2 s, 4 s … capped at 30 s,
-// with equal jitter.
-func capacityBackoff(n int, j float64) time.Duration {
-	d := time.Second << min(n, 5)
-	d = min(d, 30*time.Second)
-	return d/2 + time.Duration(float64(d/2)*j)
+		rn.r.waited += waited
+		rn.lease(got)
+	}}
+	w.timer = s.e.w.after(act.Delay, func() { w.fire(s.e.w.Now()) })
+	s.waiting = append(s.waiting, w)
+	s.changed = changed
 }
