@@ -17,6 +17,7 @@ import (
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/guard"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
@@ -44,9 +45,9 @@ type Options struct {
 	AllowRemote  bool
 	AllowOrigins []string
 
-	MaxBody          int64           // default 32 MiB
-	TransientBackoff []time.Duration // default 250ms, 750ms
-	MaxAttempts      int             // default 8; waits are not attempts
+	MaxBody          int64           // default config.DefaultMaxBody
+	TransientBackoff []time.Duration // default policy.Defaults()
+	MaxAttempts      int             // default policy.Defaults(); waits are not attempts
 	SoleProviderMax  time.Duration   // longest cooldown waited out in-request
 	CapacityMax      time.Duration   // per-request budget for 529s; 0 = off
 
@@ -81,14 +82,15 @@ func New(o Options) *Proxy {
 	if o.Events == nil {
 		o.Events = api.Discard
 	}
+	def := policy.Defaults()
 	if o.MaxBody <= 0 {
-		o.MaxBody = 32 << 20
+		o.MaxBody = config.DefaultMaxBody
 	}
 	if o.TransientBackoff == nil {
-		o.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+		o.TransientBackoff = def.TransientBackoff
 	}
 	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 8
+		o.MaxAttempts = def.MaxAttempts
 	}
 	if o.Transport == nil {
 		o.Transport = NewTransport(10 * time.Minute)
@@ -104,14 +106,9 @@ func New(o Options) *Proxy {
 		CapacityMax:      o.CapacityMax,
 		MaxAttempts:      o.MaxAttempts,
 		SoleProviderMax:  o.SoleProviderMax,
-		MaxPoolWaits:     maxPoolWaits,
+		MaxPoolWaits:     def.MaxPoolWaits,
 	}}
 }
-
-// maxPoolWaits bounds the times one request waits for the pool; each wait
-// ends when the pool says something changed, so this only stops a pool
-// that keeps changing without ever freeing a credential.
-const maxPoolWaits = 1000
 
 // NewTransport is the upstream transport: HTTP/2 where offered, enough idle
 // connections per host for a busy pool, and a header timeout instead of a

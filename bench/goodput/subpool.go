@@ -28,22 +28,20 @@ type subpoolConfig struct {
 }
 
 func (c *subpoolConfig) defaults() {
+	def := policy.Defaults()
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 8
+		c.MaxAttempts = def.MaxAttempts
 	}
 	if c.TransientBackoff == nil {
-		c.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+		c.TransientBackoff = def.TransientBackoff
 	}
 	if c.SoleProviderMax == 0 {
-		c.SoleProviderMax = 2 * time.Minute
+		c.SoleProviderMax = def.SoleProviderMax
 	}
 	if c.CapacityMax == 0 {
-		c.CapacityMax = 5 * time.Minute
+		c.CapacityMax = def.CapacityMax
 	}
 }
-
-// maxPoolWaits is proxy/attempt.go's bound on pool waits per request.
-const maxPoolWaits = 1000
 
 // subpool is subpool's policy: the real proxy/pool (ladder, scopes,
 // selection by headroom and least recent use, parks) on the virtual clock,
@@ -134,7 +132,7 @@ func startSubpool(cfg subpoolConfig) func(e *env) func(r *request) {
 		cfg.defaults()
 		s := &subpool{e: e, cfg: cfg, prov: e.sc.Provider, ids: map[string]int{}, inFlight: map[string]int{}, leases: map[*pool.Lease]bool{}, model: map[*pool.Lease]string{}}
 		s.policy = policy.Config{TransientBackoff: cfg.TransientBackoff, CapacityMax: cfg.CapacityMax,
-			MaxAttempts: cfg.MaxAttempts, SoleProviderMax: cfg.SoleProviderMax, MaxPoolWaits: maxPoolWaits}
+			MaxAttempts: cfg.MaxAttempts, SoleProviderMax: cfg.SoleProviderMax, MaxPoolWaits: policy.Defaults().MaxPoolWaits}
 		s.pool = pool.New(e.w, cfg.Pool, nil)
 		s.pool.SetProvider(s.prov, e.prof.LimitScope)
 		for i := range e.sc.Creds {

@@ -5,8 +5,12 @@
 package config
 
 import (
+	"slices"
+
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/proxy/policy"
+	"github.com/subpool/subpool/proxy/pool"
 	"io/fs"
 	"net"
 	"net/url"
@@ -93,12 +97,18 @@ type Provider struct {
 	Builtin        bool
 }
 
-// Default returns the configuration a fresh home starts with.
+// DefaultMaxBody bounds a request body unless max_body says otherwise.
+const DefaultMaxBody = 32 << 20
+
+// Default returns the configuration a fresh home starts with. The
+// engine's defaults are its packages' own (policy.Defaults, the pool's
+// ladder), written once there.
 func Default() Config {
+	pol := policy.Defaults()
 	return Config{
 		Listen:           "127.0.0.1:8787",
 		RequireClientKey: true,
-		MaxBody:          32 << 20,
+		MaxBody:          DefaultMaxBody,
 		KeychainBackend:  "os",
 		Providers: map[string]Provider{
 			Anthropic: {
@@ -115,12 +125,12 @@ func Default() Config {
 				LimitScope:     "credential",
 			},
 		},
-		Ladder:           []time.Duration{30 * time.Second, 60 * time.Second, 5 * time.Minute},
-		ResetAfter:       10 * time.Minute,
-		SoleProviderMax:  2 * time.Minute,
-		CapacityMax:      5 * time.Minute,
-		TransientBackoff: []time.Duration{250 * time.Millisecond, 750 * time.Millisecond},
-		MaxAttempts:      8,
+		Ladder:           slices.Clone(pool.DefaultLadder),
+		ResetAfter:       pool.DefaultResetAfter,
+		SoleProviderMax:  pol.SoleProviderMax,
+		CapacityMax:      pol.CapacityMax,
+		TransientBackoff: pol.TransientBackoff,
+		MaxAttempts:      pol.MaxAttempts,
 		HeaderTimeout:    10 * time.Minute,
 		Fallback:         DefaultFallback(),
 		History:          History{Enabled: true, Days: 90},

@@ -125,6 +125,19 @@ type Config struct {
 	MaxPoolWaits int
 }
 
+// Defaults is the policy a fresh config.toml gives; config.Default and
+// the proxy's zero Options take their values from here, so each default
+// is written once.
+func Defaults() Config {
+	return Config{
+		TransientBackoff: []time.Duration{250 * time.Millisecond, 750 * time.Millisecond},
+		CapacityMax:      5 * time.Minute,
+		MaxAttempts:      8,
+		SoleProviderMax:  2 * time.Minute,
+		MaxPoolWaits:     1000,
+	}
+}
+
 // Attempt is what the request has been through, as it bears on the
 // answer just classified.
 type Attempt struct {

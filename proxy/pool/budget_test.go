@@ -57,7 +57,7 @@ func TestSpentBudgetCoolsUntilReset(t *testing.T) {
 	if !strings.Contains(u.Error(), "a: cooling 40s for m ("+why+")") {
 		t.Fatalf("Error() = %q", u.Error())
 	}
-	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != 40*time.Second {
+	if d, ok := nextReady(f.p, "anthropic", "m"); !ok || d != 40*time.Second {
 		t.Fatalf("NextReady = %v %v, want 40s", d, ok)
 	}
 	// The credential itself is ready: only m is held, as the tray shows
@@ -338,10 +338,10 @@ func TestSpentBudgetHoldsOnlyItsModel(t *testing.T) {
 	if u.Cooling != 1 || u.NextReady != 40*time.Second || len(u.Reasons) != 1 || !strings.HasPrefix(u.Reasons[0], "a: cooling 40s for A (budget spent") {
 		t.Fatalf("Pick(A): %+v", u)
 	}
-	if d, ok := f.p.NextReady("anthropic", "B"); !ok || d != 0 {
+	if d, ok := nextReady(f.p, "anthropic", "B"); !ok || d != 0 {
 		t.Fatalf("NextReady(B) = %v %v, want ready now", d, ok)
 	}
-	if d, ok := f.p.NextReady("anthropic", "A"); !ok || d != 40*time.Second {
+	if d, ok := nextReady(f.p, "anthropic", "A"); !ok || d != 40*time.Second {
 		t.Fatalf("NextReady(A) = %v %v, want 40s", d, ok)
 	}
 

@@ -240,7 +240,7 @@ func TestEgressHitCoolsEverySibling(t *testing.T) {
 	if got, want := u.Error(), "every anthropic credential is cooling down for m on a guessed time; the next probe of the limit goes in 2s"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}
-	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != outageProbeEvery {
+	if d, ok := nextReady(f.p, "anthropic", "m"); !ok || d != outageProbeEvery {
 		t.Fatalf("NextReady = %s %v, want 2s true", d, ok)
 	}
 	pc := f.p.ProviderCooldown("anthropic")

@@ -34,7 +34,7 @@ func TestPaymentParkForModelSkipsOnlyThatModel(t *testing.T) {
 	if u.Error() != want {
 		t.Fatalf("Error() = %q\nwant      %q", u.Error(), want)
 	}
-	if d, ok := f.p.NextReady("anthropic", "opus"); ok || d != 0 {
+	if d, ok := nextReady(f.p, "anthropic", "opus"); ok || d != 0 {
 		t.Fatalf("NextReady = %s %v, want 0 false", d, ok)
 	}
 }

@@ -477,38 +477,6 @@ func parkWords(pk *api.Park, c *cred) string {
 	return s
 }
 
-// NextReady is how long until a credential of provider can take a request
-// for model, judged from the pool as it is now: (0, true) when one can
-// already, the shortest remaining cooldown when only cooldowns stand in
-// the way, and (0, false) when none will become usable by time alone.
-// Like Unavailable.NextReady, a credential at its in-flight limit does not
-// count: it frees up when a request ends, not at a time.
-func (p *Pool) NextReady(provider, model string) (time.Duration, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.clk.Now()
-	var next time.Duration
-	has := false
-	list := p.listLocked(provider)
-	switch slot, probe := p.outageProbe(PickRequest{Provider: provider, Model: model}, list, now); {
-	case probe != nil:
-		return 0, true
-	case now.Before(slot):
-		next, has = slot.Sub(now), true
-	}
-	for _, c := range list {
-		switch p.check(c, model, nil, now) {
-		case blockNone:
-			return 0, true
-		case blockCooling:
-			if d := longest(c, model, now).until.Sub(now); !has || d < next {
-				next, has = d, true
-			}
-		}
-	}
-	return next, has
-}
-
 // human formats a wait for people: whole seconds rounded up, no zero
 // units ("5m", "4m10s", "1h2m"); "0s" never shows for a wait still running.
 func human(d time.Duration) string {

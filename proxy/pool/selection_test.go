@@ -159,16 +159,16 @@ func TestHeadroomAt(t *testing.T) {
 // Scenario 6: NextReady sees a cooldown set a moment ago, not a stale view.
 func TestNextReadyReflectsCooldownsJustSet(t *testing.T) {
 	f := newFixture(t, Config{}, "A", "B")
-	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != 0 {
+	if d, ok := nextReady(f.p, "anthropic", "m"); !ok || d != 0 {
 		t.Fatalf("NextReady with ready credentials = %s %v, want 0 true", d, ok)
 	}
 	f.p.CoolDown("A", "", ScopeCredential, 0, "429")
 	f.clk.Advance(10 * time.Second)
 	f.p.CoolDown("B", "m", ScopeModel, 45*time.Second, "model 429")
-	if d, ok := f.p.NextReady("anthropic", "m"); !ok || d != 20*time.Second {
+	if d, ok := nextReady(f.p, "anthropic", "m"); !ok || d != 20*time.Second {
 		t.Fatalf("NextReady = %s %v, want 20s true", d, ok)
 	}
-	if d, ok := f.p.NextReady("anthropic", "other"); !ok || d != 0 {
+	if d, ok := nextReady(f.p, "anthropic", "other"); !ok || d != 0 {
 		t.Fatalf("NextReady for another model = %s %v, want 0 true (B is ready for it)", d, ok)
 	}
 	u := f.unavailable("m")
@@ -179,7 +179,7 @@ func TestNextReadyReflectsCooldownsJustSet(t *testing.T) {
 	if !slices.Equal(u.Reasons, wantReasons) {
 		t.Fatalf("Reasons %q, want %q", u.Reasons, wantReasons)
 	}
-	if d, ok := f.p.NextReady("nobody", "m"); ok || d != 0 {
+	if d, ok := nextReady(f.p, "nobody", "m"); ok || d != 0 {
 		t.Fatalf("NextReady for an empty provider = %s %v", d, ok)
 	}
 }
@@ -379,4 +379,14 @@ func TestCooledCredentialComesBackAsOneProbe(t *testing.T) {
 	probe.Release()
 	l1.Release()
 	l2.Release()
+}
+
+// nextReady is how long until a credential of provider can take a
+// request for model, as Explain tells it: (0, true) when one can now.
+func nextReady(p *Pool, provider, model string) (time.Duration, bool) {
+	u := p.Explain(PickRequest{Provider: provider, Model: model})
+	if u == nil {
+		return 0, true
+	}
+	return u.NextReady, u.HasNext
 }
