@@ -20,12 +20,13 @@ import (
 	"github.com/subpool/subpool/proxy/pool"
 )
 
-// The subpool strategy is a mirror of proxy/attempt.go. This test plays
+// The subpool strategy decides with proxy/policy and carries the actions
+// out as proxy/attempt.go does. This test plays
 // the same requests, one after the other, through the real proxy (on a
 // fake clock, with an in-memory transport answering from the same upstream
 // model) and through the mirror, and requires the same upstream calls in
-// the same order at the same times. If attempt.go changes its policy, this
-// fails until subpool.go follows.
+// the same order at the same times. If attempt.go changes how it carries
+// actions out, this fails until subpool.go follows.
 func TestMirrorMatchesProxy(t *testing.T) {
 	seen := map[int]int{}
 	for _, c := range []struct {

@@ -96,7 +96,7 @@ type Strategy struct {
 // Strategies are the policies compared, subpool's first, the oracle last.
 func Strategies() []Strategy {
 	return []Strategy{
-		{Name: "subpool", Title: "the real proxy/pool and proxy/classify, driven by a mirror of the proxy's attempt loop", start: startSubpool(subpoolConfig{})},
+		{Name: "subpool", Title: "the real proxy/pool, proxy/classify and proxy/policy, on the virtual clock", start: startSubpool(subpoolConfig{})},
 		{Name: "round-robin", Title: "no cooldown: the next key on any refusal, ≤ 8 attempts", start: startRoundRobin},
 		{Name: "fixed-60s", Title: "a fixed 60 s cooldown on any refusal; waits ≤ 2 min for a key", start: startFixed},
 		{Name: "full-jitter", Title: "exponential backoff with full jitter (0.5 s·2ⁿ, cap 30 s) before the next key, ≤ 8 attempts", start: startJitter},

@@ -44,13 +44,12 @@ func (c *subpoolConfig) defaults() {
 }
 
 // subpool is subpool's policy: the real proxy/pool (ladder, scopes,
-// selection by headroom and least recent use, parks) on the virtual clock,
-// the real classify verdicts of the upstream's answers, and the decisions
-// of proxy/attempt.go's run.loop, run.act and run.lease, step for step,
-// as callbacks on the world instead of a goroutine that sleeps. Every
-// branch below names the branch of attempt.go it mirrors;
+// selection, parks) on the virtual clock, the real classify verdicts of
+// the upstream's answers, and the real decisions of proxy/policy. Only the
+// carrying out is this simulator's: proxy/attempt.go's run.carryOut and
+// run.lease as callbacks on the world instead of a goroutine that sleeps;
 // conformance_test.go replays scripted traffic through the real proxy and
-// through this mirror and requires the same upstream calls.
+// through this one and requires the same upstream calls.
 type subpool struct {
 	e    *env
 	cfg  subpoolConfig
