@@ -275,7 +275,7 @@ func printTable(w io.Writer, st api.Status) {
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
 			n++
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), utilWords(c.Usage), c.Counters.Requests)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
 		}
 	}
 	tw.Flush()
@@ -381,7 +381,7 @@ func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer,
 }
 
 func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("env", "claude-code|codex|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key.")
+	f := newFlags("env", "claude-code|codex|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key named after the tool (made on first use).")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parse(args, stdout, stderr); done {
 		return code
@@ -399,14 +399,9 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "env", err)
 	}
-	keys, warn, err := keychain.Open(cfg.KeychainBackend, h)
-	if err != nil {
-		return fail(stderr, "env", err)
-	}
-	if warn != "" {
-		fmt.Fprintln(stderr, "subpool: warning:", warn)
-	}
-	key, err := ensureClientKey(keys)
+	// Each tool has a key of its own, named after it, made on first use
+	// (cmd_client.go).
+	key, err := toolKey(h, tool)
 	if err != nil {
 		return fail(stderr, "env", err)
 	}

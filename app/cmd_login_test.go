@@ -292,7 +292,7 @@ func TestLoginEndToEnd(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != chatgptID {
 		t.Fatalf("chatgpt request: %d %s", resp.StatusCode, body)
 	}
-	recs := up.Requests()
+	recs := modelRequests(up.Requests())
 	if len(recs) != 2 {
 		t.Fatalf("%d upstream requests", len(recs))
 	}

@@ -48,8 +48,10 @@ func demoConfig(oauthURL, listen string) config.Config {
 		p.BaseURL = oauthURL
 		p.ChatGPTBaseURL = oauthURL + "/backend-api/codex"
 		p.TokenURL = oauthURL + "/oauth/token"
+		p.UsageURL = oauthURL + "/backend-api/wham/usage"
 		if name == config.Anthropic {
 			p.TokenURL = oauthURL + "/v1/oauth/token"
+			p.UsageURL = oauthURL + "/api/oauth/usage"
 		}
 		cfg.Providers[name] = p
 	}
@@ -58,6 +60,9 @@ func demoConfig(oauthURL, listen string) config.Config {
 	cfg.SoleProviderMax = 10 * time.Second
 	cfg.CapacityMax = 20 * time.Second
 	cfg.TransientBackoff = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond}
+	// claude-max fills its 5h window to this reserve within a minute and
+	// is held back until the window resets (demoWindows).
+	cfg.Usage.Reserve = 10
 	return cfg
 }
 
@@ -69,6 +74,11 @@ type demo struct {
 	keys   keychain.Store
 	ids    map[string]string // label → credential id
 	client *http.Client
+	// histDir holds the demo's history.db; removed on Close.
+	histDir string
+	// armed is the access token each login's windows were set on: the sim
+	// knows a login by its token, which a refresh replaces.
+	armed map[string]string
 }
 
 func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
@@ -83,13 +93,21 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 	}
 	cfg := demoConfig(oa.URL(), listen)
 	keys := keychain.NewMemory()
-	s, err := startServer(serverOptions{Config: &cfg, Keys: keys, Logf: logf})
+	histDir, err := demoHistoryDir()
 	if err != nil {
 		oa.Close()
 		up.Close()
+		return nil, fmt.Errorf("cannot make a folder for the demo's history: %v", err)
+	}
+	s, err := startServer(serverOptions{Config: &cfg, Keys: keys, Logf: logf, HistoryHome: histDir})
+	if err != nil {
+		oa.Close()
+		up.Close()
+		os.RemoveAll(histDir)
 		return nil, err
 	}
-	d := &demo{sim: up, oauth: oa, srv: s, keys: keys, ids: map[string]string{}, client: &http.Client{Timeout: time.Minute}}
+	d := &demo{sim: up, oauth: oa, srv: s, keys: keys, ids: map[string]string{}, client: &http.Client{Timeout: time.Minute},
+		armed: map[string]string{}, histDir: histDir}
 	for _, c := range demoCreds {
 		req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
 		if c.key == "" {
@@ -105,6 +123,12 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		}
 		d.ids[c.label] = id
 	}
+	if s.history != nil {
+		if err := fillDemoHistory(context.Background(), s.history, demoCreds, d.ids, time.Now()); err != nil {
+			logf("warning: the demo's past month of history: %v", err)
+		}
+	}
+	d.armWindows()
 	return d, nil
 }
 
@@ -129,6 +153,7 @@ func (d *demo) Close() {
 	d.srv.Shutdown(ctx)
 	d.oauth.Close()
 	d.sim.Close()
+	os.RemoveAll(d.histDir)
 }
 
 // script is the demo's story, one beat per request: each beat arms the
@@ -136,6 +161,7 @@ func (d *demo) Close() {
 func (d *demo) script(tick int) {
 	s := d.sim
 	key := func(label string) string { k, _ := d.secret(label); return k }
+	d.armWindows()
 	switch tick % 14 {
 	case 1:
 		s.Script(key("claude-max"), sim.RateLimited("anthropic", 8*time.Second)) // announced reset
@@ -169,26 +195,33 @@ func (d *demo) traffic(ctx context.Context, every time.Duration) {
 		d.script(tick)
 		var path, body string
 		if tick%2 == 0 {
-			path, body = "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+			path, body = "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"`+demoPrompt+`"}]}`
 		} else {
-			path, body = "/v1/responses", `{"model":"gpt-5-codex","stream":true,"input":"hi"}`
+			path, body = "/v1/responses", `{"model":"gpt-5-codex","stream":true,"input":"`+demoPrompt+`"}`
 		}
-		go func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewBufferString(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+d.srv.clientKey)
-			req.Header.Set("anthropic-version", "2023-06-01")
-			if resp, err := d.client.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		}()
+		go d.send(ctx, base+path, body)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// send makes one request as a client would, reads the answer to its end,
+// and returns the id of the credential that answered ("" on failure).
+func (d *demo) send(ctx context.Context, url, body string) string {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.srv.clientKey)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	return resp.Header.Get("x-subpool-credential")
 }
 
 // printEvents prints the proxy's decisions as they happen.

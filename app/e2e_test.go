@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -273,11 +274,24 @@ func TestEnvWorks(t *testing.T) {
 	home, addr := newHome(t, up, "")
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
 	s := startHome(t, home, &logBuf{})
-	for _, tool := range []string{"claude-code", "codex", "opencode", "shell"} {
+	// Each tool gets a key of its own (issue 18), made on first use and
+	// the same ever after; none is the default key.
+	seen := map[string]string{}
+	for _, tool := range []string{"claude-code", "codex", "opencode", "shell", "codex"} {
 		code, out, errs := cli(t, "", "env", tool, "--home", home)
-		if code != 0 || !strings.Contains(out, s.clientKey) || !strings.Contains(out, addr) {
+		key := regexp.MustCompile(`sp-[0-9a-f]+`).FindString(out)
+		if code != 0 || key == "" || key == s.clientKey || !strings.Contains(out, addr) {
 			t.Fatalf("env %s: %d %q %q", tool, code, out, errs)
 		}
+		if prev, ok := seen[tool]; ok && prev != key {
+			t.Fatalf("env %s printed another key the second time", tool)
+		}
+		for other, k := range seen {
+			if other != tool && k == key {
+				t.Fatalf("%s and %s share a key", tool, other)
+			}
+		}
+		seen[tool] = key
 	}
 	_, out, _ := cli(t, "", "env", "shell", "--home", home)
 	vars := map[string]string{}

@@ -120,7 +120,7 @@ func TestUtilizationInListAndSelection(t *testing.T) {
 		t.Fatalf("idle: %+v %+v / %+v", idle.Usage, idle.Counters, busy.Counters)
 	}
 	_, table, _ := cli(t, "", "list", "--home", home)
-	if !strings.Contains(table, "5h 90% 7d 30%") {
+	if !strings.Contains(table, "5h 90% ↻") { // the binding window and its reset
 		t.Fatalf("table: %s", table)
 	}
 }

@@ -209,7 +209,7 @@ func TestServerRefreshesIdleLogins(t *testing.T) {
 		return oa.Stats().Rotations == 1 && len(a[0].Parks) == 0 &&
 			len(o[0].Parks) == 1 && o[0].Parks[0].Kind == api.ParkRelogin
 	})
-	if n := len(up.Requests()); n != 0 {
+	if n := len(modelRequests(up.Requests())); n != 0 {
 		t.Fatalf("%d model requests were made", n)
 	}
 	if st := oa.Stats(); st.Rotations != 1 || st.Revoked < 1 {

@@ -39,6 +39,9 @@ type serverOptions struct {
 	// LoginRefresh is how often logins are looked over (refresher);
 	// default loginRefreshEvery.
 	LoginRefresh time.Duration
+	// HistoryHome holds history.db when Config is given (the demo: a temp
+	// dir, never the user's home); "" then keeps no history.
+	HistoryHome string
 }
 
 // server is a running proxy + admin API on one listener.
@@ -55,7 +58,10 @@ type server struct {
 	lock       *os.File
 	addr       string
 	adminToken string
-	clientKey  string
+	clientKey  string // the client "default"'s key ("" once revoked): the tray and the demo use it
+	clients    *clientStore
+	live       liveConfig // what a reload changes (reload.go)
+	reloader   *reloader  // nil for the demo
 	logf       func(string, ...any)
 
 	saveCh   chan struct{}
@@ -64,6 +70,7 @@ type server struct {
 
 	stopRefresh context.CancelFunc
 	refreshDone chan struct{}
+	pollDone    chan struct{} // the usage poller (usage_poll.go) ended
 	serveErr    chan error
 	stopOnce    sync.Once
 }
@@ -164,12 +171,10 @@ func startServer(o serverOptions) (*server, error) {
 			return fail(err)
 		}
 	}
-	keys, _ := keysFn()
-	if s.clientKey, err = ensureClientKey(keys); err != nil {
+	s.hub = events.NewHub(clk, 1024)
+	if err := s.loadClients(o, cfg, keysFn, clk, logf); err != nil {
 		return fail(err)
 	}
-
-	s.hub = events.NewHub(clk, 1024)
 	s.core = newCore(cfg, clk, keysFn, store, s.hub, logf)
 	s.core.listen = s.addr
 	if err := s.core.load(); err != nil {
@@ -181,11 +186,14 @@ func startServer(o serverOptions) (*server, error) {
 		default:
 		}
 	})
-	// History is the home's; the demo keeps nothing. A file it cannot open
-	// turns history off with one line, and the proxy serves on.
+	// History is the home's; the demo's is in a folder of its own. A file
+	// it cannot open turns history off with one line, and the proxy serves on.
 	var hist admin.History
-	if o.Config == nil {
-		if hist, err = s.openHistory(o.Home, cfg, clk); err != nil {
+	if histHome := o.Home; o.Config == nil || o.HistoryHome != "" {
+		if o.Config != nil {
+			histHome = o.HistoryHome
+		}
+		if hist, err = s.openHistory(histHome, cfg, clk); err != nil {
 			logf("warning: %v", err)
 			hist = admin.HistoryOff{Reason: oneLineErr(err)}
 		}
@@ -204,27 +212,19 @@ func startServer(o serverOptions) (*server, error) {
 		prof := classify.Custom(name, p.Wire, p.LimitScope)
 		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof}
 	}
-	ck := s.clientKey
-	if !cfg.RequireClientKey {
-		ck = ""
-	}
 	transport := o.Transport
 	if transport == nil {
 		transport = proxy.NewTransport(cfg.HeaderTimeout)
 	}
 	s.proxy = proxy.New(proxy.Options{
 		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: history.Tee(s.hub, s.history), Providers: provs,
-		ClientKey: func() string { return ck }, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
+		Clients: s.clients.lookup, Aliases: s.live.aliases, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
 		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: logf,
-		Fallback: func(provider, model string) (out []proxy.FallbackTarget) {
-			for _, t := range cfg.Fallback.Targets(provider, model) {
-				out = append(out, proxy.FallbackTarget(t))
-			}
-			return out
-		},
+		Fallback: s.live.fallback,
 	})
-	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s.core, Clock: clk, Logf: logf,
+	s.clients.inFlight = s.proxy.InFlightByClient
+	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: serverBackend{core: s.core, clients: s.clients, reloader: s.reloader}, Clock: clk, Logf: logf,
 		Refusals: s.proxy.Refusals(), History: hist})
 	s.admin = adm
 
@@ -251,12 +251,23 @@ func startServer(o serverOptions) (*server, error) {
 	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.stopRefresh, s.refreshDone = stop, make(chan struct{})
+	s.core.pool.SetUsage(usageConfig(cfg.Usage))
+	s.pollDone = make(chan struct{})
 	go func() {
 		defer close(s.refreshDone)
 		r := &refresher{clk: clk, every: every, m: s.secrets.oauth, pool: s.core.pool, providers: cfg.Providers}
 		r.run(rctx)
 	}()
+	go func() {
+		defer close(s.pollDone)
+		if cfg.Usage.Poll > 0 {
+			u := &usagePoller{clk: clk, every: cfg.Usage.Poll, pool: s.core.pool, auth: s.secrets, providers: cfg.Providers,
+				client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: logf}
+			u.run(rctx)
+		}
+	}()
 	go s.saveLoop()
+	s.watchReload()
 	go func() { s.serveErr <- s.http.Serve(ln) }()
 	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
 	return s, nil
@@ -298,6 +309,8 @@ func (s *server) Shutdown(ctx context.Context) error {
 		}
 		s.stopRefresh()
 		<-s.refreshDone
+		<-s.pollDone
+		s.stopReload()
 		close(s.stopSave)
 		<-s.saveDone
 		if e := s.core.saveState(); e != nil && err == nil {

@@ -39,6 +39,8 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 		Events:    c.Events(ectx),
 		Address:   t.addr,
 		OpenPanel: t.openPanel,
+		Usage:     c,
+		Tab:       os.Getenv("SUBPOOL_TAB"), // scripts/screenshot.sh: "usage"
 		Setup: func(tool string) string {
 			return setupText(tool, "http://"+t.addr, t.clientKey)
 		},
@@ -72,6 +74,9 @@ func (b trayBackend) AddKey(ctx context.Context, provider, label, key string) er
 }
 func (b trayBackend) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
 	return b.c.StartLogin(ctx, provider, label)
+}
+func (b trayBackend) Reserve(ctx context.Context, id string, percent int) error {
+	return b.c.Reserve(ctx, id, percent)
 }
 func (b trayBackend) Import(ctx context.Context, source string) error {
 	return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")

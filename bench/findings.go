@@ -140,7 +140,7 @@ compiles (it tries that build first).`, how, mib(s.Total), mib(s.Anon), mib(s.Fi
 			},
 		},
 		{
-			title: "What the served binary adds around the engine (event delivery per request)",
+			title: "What the served binary adds around the engine (events, history, response headers)",
 			ids:   []string{"added-", "cpu", "sse-ttft", "throughput"},
 			text:  servedFinding,
 		},

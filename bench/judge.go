@@ -80,6 +80,10 @@ func judge(r *Results) []Target {
 			Met:      ratio(float64(s.NsOp), float64(b.NsOp)) <= 1.2})
 	}
 
+	for _, t := range judgeHistory(r.History) {
+		add(t)
+	}
+
 	gp := map[string]map[string]goodput.Result{}
 	for _, g := range r.Goodput {
 		if gp[g.Scenario] == nil {

@@ -1,7 +1,7 @@
 // Command bench measures subpool and writes docs/benchmarks.md and
 // bench/results.json: `make bench` (= go run ./bench).
 //
-// Three parts, in this order:
+// Four parts, in this order:
 //
 //   - micro: the BenchmarkMicro* functions of proxy/ and proxy/classify/
 //     (go test -bench, parsed): one verdict, one pick among 8 keys, one
@@ -15,6 +15,9 @@
 //     (proxy.New in a bench child) joins the JSON rounds as a micro arm,
 //     to show what the binary adds around the engine. -repeat N runs the
 //     phase N times and judges the median;
+//   - history: the served overhead with the request history on vs off in
+//     one run, and 1,000 requests/s sustained with every one a row
+//     (history.go);
 //   - goodput: bench/goodput's simulator on a virtual clock, subpool's real
 //     pool and classifier against four other policies.
 //
@@ -46,6 +49,7 @@ type Results struct {
 	Overhead *Overhead        `json:"overhead,omitempty"`
 	Repeats  []*Overhead      `json:"repeats,omitempty"` // runs 2..N of -repeat
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
+	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
 	Targets  []Target         `json:"targets"`
 	Notes    []string         `json:"notes,omitempty"`
@@ -55,7 +59,7 @@ func main() {
 	role := flag.String("child", "", "internal: run as a child server (upstream, bare, subpool)")
 	upstream := flag.String("upstream", "", "internal: the upstream a child proxy forwards to")
 	quick := flag.Bool("quick", false, "a small, fast run for development")
-	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, goodput, strace")
+	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, history, goodput, strace")
 	pin := flag.Bool("pin", false, "pin the upstream to CPU 0 and the proxies to CPU 1 (taskset)")
 	profile := flag.Bool("profile", false, "also profile both proxies under load with perf (bench/out/*.perf.data)")
 	repeat := flag.Int("repeat", 1, "run the overhead phase this many times; targets are judged on the median")
@@ -63,6 +67,8 @@ func main() {
 	md := flag.String("md", "docs/benchmarks.md", "the report to write")
 	out := flag.String("json", "bench/results.json", "the results to write")
 	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
+	saveBeforeFrom := flag.String("save-before", "", "measure nothing: keep this results file's profile as "+beforeFile)
+	ab := flag.String("ab", "", "compare this subpool binary with -bin (or the working tree's) on CPU per request; no report")
 	flag.Parse()
 	if *from != "" {
 		if err := rewrite(*from, *md); err != nil {
@@ -74,6 +80,20 @@ func main() {
 	if *role != "" {
 		if err := runChild(*role, *upstream); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *saveBeforeFrom != "" {
+		if err := saveBefore(*saveBeforeFrom, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *ab != "" {
+		if err := abMain(*ab, *bin, *repeat); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		return
@@ -186,6 +206,11 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 			// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
 			cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
 			cfg.Rounds, cfg.MemRounds = min(cfg.Rounds, 3), 1
+		}
+	}
+	if !skipped["history"] {
+		if err := historyPart(ctx, ro, &res, logf); err != nil {
+			return err
 		}
 	}
 	if !skipped["goodput"] {

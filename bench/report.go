@@ -48,7 +48,7 @@ func report(r *Results) string {
 		{"make bench", "everything, a few minutes"},
 		{"go run ./bench -quick", "a smaller run while developing"},
 		{"go run ./bench -repeat 3", "the overhead phase three times: the spread, targets on the median"},
-		{"go run ./bench -skip overhead", "parts: micro, overhead, goodput, strace"},
+		{"go run ./bench -skip overhead", "parts: micro, overhead, history, goodput, strace"},
 		{"go run ./bench -profile", "also perf profiles of both proxies under load, in bench/out/"},
 		{"go run ./bench -bin ./subpool", "measure this binary instead of building one"},
 		{"go run ./bench -pin", "upstream on CPU 0, proxies on CPU 1 (taskset), for a quiet machine"},
@@ -162,6 +162,7 @@ func report(r *Results) string {
 	if len(r.Repeats) > 0 {
 		spreadTable(p, r)
 	}
+	historySection(p, r.History)
 	if len(r.Goodput) > 0 {
 		p("## Goodput\n\n")
 		p("Virtual clock, no HTTP: `bench/goodput` plays each scenario's arrivals against each strategy with its own\n")
@@ -285,10 +286,15 @@ const method = `
   proxy for 3 s at concurrency 32 (no hook in the binary needed). ` + "`-repeat N`" + ` runs the whole phase N times with
   fresh processes (the later runs without throughput, the handler arm, strace and the profile) and judges each
   overhead target on the median of the runs.
+- **History** (` + "`bench/history.go`" + `): two served binaries as above, one with ` + "`[history] enabled = false`" + `, one
+  upstream; 5 rounds (arms in random order) of 300 sequential JSON requests and 0.8 s closed loop at 32; noise is the
+  off arm's own spread over rounds. Then 10 s open loop at 1,000 requests/s (each sent on its 1 ms slot whatever the
+  others do) through each server and direct; the history's rows for the run are read back through
+  ` + "`GET /subpool/v1/usage?since=`" + ` once the writer has committed.
 - **Goodput**: ` + "`bench/goodput`" + `, a discrete-event simulation on a virtual clock. subpool's strategy is the real
-  ` + "`proxy/pool`" + ` and ` + "`proxy/classify`" + ` driven by a step-for-step mirror of ` + "`proxy/attempt.go`" + `'s loop; a
+  ` + "`proxy/pool`" + ` and ` + "`proxy/classify`" + ` deciding with ` + "`proxy/policy`" + `, the proxy's own function; a
   conformance test replays scripted traffic through the real proxy (on a fake clock, in memory) and through the
-  mirror and requires the same upstream calls. The upstream's answers have the real services' shapes (checked
+  simulator and requires the same upstream calls. The upstream's answers have the real services' shapes (checked
   against ` + "`proxy/sim`" + `'s by a test). Quotas are fixed windows per key, staggered across keys.
 - No test asserts on wall-clock time; ` + "`make test`" + ` runs only the simulator's small invariant and conformance tests.
 `

@@ -106,6 +106,7 @@ func servedDetail(p printer, r *Results, o *Overhead) {
 			rows = append(rows, fmt.Sprintf("`%s` %.1f %%", strings.TrimPrefix(r.Func, "github.com/subpool/subpool/"), r.Pct))
 		}
 		p("\nsubpool's own functions, the event websocket, JSON encoding and the history database, cum (share of samples\nincluding callees; nested, so they do not add up): %s.\n", strings.Join(rows, ", "))
+		beforeAfter(p, loadBefore(beforeFile), pr, float64(o.CPU["subpool"]), float64(o.CPU["bare"]))
 	}
 	for _, w := range o.Warnings {
 		p("\nWarning: %s\n", w)

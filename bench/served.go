@@ -41,6 +41,11 @@ var servedKeys = []string{"sk-bench-served-k1", "sk-bench-served-k2"}
 // startServed writes a home, adds the keys and starts the server. pin,
 // when set, is a taskset CPU list; env is added to the process's.
 func startServed(ctx context.Context, bin, upstream, pin string, env []string) (*served, error) {
+	return startServedConf(ctx, bin, upstream, pin, env, "")
+}
+
+// startServedConf is startServed with extra appended to config.toml.
+func startServedConf(ctx context.Context, bin, upstream, pin string, env []string, extra string) (*served, error) {
 	home, err := os.MkdirTemp("", "subpool-bench-home-")
 	if err != nil {
 		return nil, err
@@ -60,7 +65,7 @@ backend = "file"
 
 [providers.anthropic]
 base_url = %q
-`, upstream)
+`, upstream) + extra
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		return fail(err)
 	}

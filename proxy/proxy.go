@@ -41,7 +41,17 @@ type Options struct {
 
 	// ClientKey returns the key clients must present; "" disables the
 	// check (only when require_client_key = false).
-	ClientKey    func() string
+	ClientKey func() string
+	// Clients, when set, replaces ClientKey: it names the client a
+	// presented key belongs to (ok false: unknown or revoked, 401) and
+	// what that key may use (clients.go). It is asked on every request,
+	// so a revoked key is refused at its next one; it must be quick and
+	// safe for concurrent use.
+	Clients func(key string) (c Client, ok bool)
+	// Aliases returns the model aliases ([models] in config.toml), by
+	// name, each with its targets in order (alias.go). The map is read,
+	// never changed; a reload hands out a new one. Nil: no aliases.
+	Aliases      func() map[string][]FallbackTarget
 	AllowRemote  bool
 	AllowOrigins []string
 
@@ -72,6 +82,8 @@ type Proxy struct {
 	refused  guard.Refusals
 	inFlight atomic.Int64
 	wg       chanGroup
+	byClient clientCounts
+	models   modelLists
 }
 
 // New returns a Proxy; it starts nothing.
@@ -208,17 +220,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "requests from web pages are refused; add the origin to allow_origins in config.toml if you trust it", 0)
 		return
 	}
-	if want := p.clientKey(); want != "" && !guard.TokenEqual(presentedKey(r.Header), want) {
-		p.refused.Auth.Add(1)
-		msg := "missing client key: set the key from `subpool env shell` as x-api-key or Authorization: Bearer"
-		if presentedKey(r.Header) != "" {
-			msg = "wrong client key: use the key from `subpool env shell`"
-		}
-		writeError(w, p.wireForPath(r.URL.Path), http.StatusUnauthorized, msg, 0)
+	r, ok := p.authenticate(w, r)
+	if !ok {
 		return
 	}
-	prov, upath, ok := p.route(r.URL.Path)
-	if !ok {
+	prov, upath, routed := p.route(r.URL.Path)
+	if !routed {
 		wire := p.wireForPath(r.URL.Path)
 		if prov != nil {
 			wire = prov.Wire
@@ -231,12 +238,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, prov.Wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, upath, allow), 0)
 		return
 	}
+	// The model list is subpool's own answer, filtered by the key's
+	// limits rather than refused (models.go).
+	if upath != "/v1/models" && !p.mayUseProvider(w, r, prov, upath) {
+		return
+	}
+	name := clientName(r)
 	p.inFlight.Add(1)
+	p.byClient.add(name, 1)
 	p.wg.Add()
 	defer func() {
 		p.inFlight.Add(-1)
+		p.byClient.add(name, -1)
 		p.wg.Done()
 	}()
+	if upath == "/v1/models" {
+		p.serveModels(w, r, prov)
+		return
+	}
 	p.serve(w, r, prov, upath)
 }
 

@@ -50,14 +50,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 	}
 	rq.info = inspect(r.Header, body)
 	rn := &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: rq.info.Model, auth: p.o.Auth}
-	ex := rn.loop()
+	al, ok := rn.admit() // the key's model limits and the aliases (alias.go)
+	if !ok {
+		return
+	}
+	ex := al.loop(rn)
 	if ex == nil {
 		return
 	}
 	note := ""
 	if rq.ctx.Err() == nil {
 		var served bool
-		if note, served = rn.fallback(ex); served {
+		if note, served = al.fallback(rn, ex); served {
 			return
 		}
 	}

@@ -82,8 +82,8 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 		a.verdict = classify.Classify(rn.profile, classify.Response{Err: err}, now)
 		return a
 	}
-	if u, ok := classify.ParseUtilization(resp.Header, now); ok {
-		p.o.Pool.SetUtilization(cred.ID, u)
+	if q, ok := classify.ReadWindows(resp.Header, now); ok {
+		p.o.Pool.SetQuota(cred.ID, q)
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if !ok {

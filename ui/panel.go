@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/ui/view"
 )
 
@@ -70,7 +71,7 @@ func newPanel(u *UI) *panel {
 
 	split := container.NewVSplit(container.NewVScroll(p.sections), recent)
 	split.Offset = 0.7
-	p.content = container.NewBorder(container.NewVBox(p.banner, header, p.status), nil, nil, nil, split)
+	p.content = container.NewBorder(container.NewVBox(p.banner, header, p.status), nil, nil, nil, u.usage.withTabs(split))
 	return p
 }
 
@@ -198,11 +199,11 @@ type rowUI struct {
 	line      *widget.Label
 	countdown *widget.ProgressBar
 	barText   string
-	meters    *fyne.Container
-	five      *meter
-	seven     *meter
+	meters    *fyne.Container // one name and bar per window, names aligned
+	bars      []*meter
 	counts    *widget.Label // counters and the last reason
 	relogin   *widget.Button
+	reserve   *widget.Button
 	pause     *widget.Button
 	reset     *widget.Button
 	remove    *widget.Button
@@ -217,8 +218,7 @@ func newRow(p *panel) *rowUI {
 	r.line = widget.NewLabel("")
 	r.countdown = widget.NewProgressBar()
 	r.countdown.TextFormatter = func() string { return r.barText }
-	r.five, r.seven = newMeter(), newMeter()
-	r.meters = container.NewGridWithColumns(2, r.five.ov, r.seven.ov)
+	r.meters = container.New(layout.NewFormLayout())
 	r.counts = widget.NewLabel("")
 	r.counts.Wrapping = fyne.TextWrapWord
 	r.counts.SizeName = theme.SizeNameCaptionText
@@ -227,10 +227,11 @@ func newRow(p *panel) *rowUI {
 	r.relogin.Importance = widget.HighImportance
 	r.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.pauseOrResume(r.row) })
 	r.reset = widget.NewButtonWithIcon("Reset cooldown", theme.MediaReplayIcon(), func() { p.reset(r.row) })
+	r.reserve = widget.NewButtonWithIcon("Reserve…", theme.SettingsIcon(), func() { p.showReserveForm(r.row) })
 	r.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { p.remove(r.row) })
 
 	head := container.NewHBox(container.NewCenter(r.badge), r.label, layout.NewSpacer(), r.detail)
-	buttons := container.NewHBox(r.relogin, r.pause, r.reset, layout.NewSpacer(), r.remove)
+	buttons := container.NewHBox(r.relogin, r.pause, r.reset, r.reserve, layout.NewSpacer(), r.remove)
 	r.box = container.NewVBox(head, r.line, r.countdown, r.meters, r.counts, buttons, widget.NewSeparator())
 	return r
 }
@@ -250,18 +251,10 @@ func (r *rowUI) update(row view.Row) {
 		r.countdown.SetValue(row.Countdown)
 	}
 	p.setVisible(r.countdown, row.Counting)
-	p.setVisible(r.line, !row.Counting)
+	// An empty line is one the badge and the bars already say.
+	p.setVisible(r.line, !row.Counting && row.Line != "")
 
-	for _, m := range []struct {
-		w  *meter
-		mt *view.Meter
-	}{{r.five, row.FiveHour}, {r.seven, row.SevenDay}} {
-		if m.mt != nil {
-			m.w.set(m.mt)
-		}
-		p.setVisible(m.w.ov, m.mt != nil)
-	}
-	p.setVisible(r.meters, row.FiveHour != nil || row.SevenDay != nil)
+	r.setMeters(row.Meters)
 
 	counts := row.Counts
 	if row.Reason != "" {
@@ -282,7 +275,26 @@ func (r *rowUI) update(row view.Row) {
 		setEnabled(r.pause, row.CanPause)
 	}
 	setEnabled(r.reset, row.CanReset)
+	p.setVisible(r.reserve, row.Kind == api.KindOAuth)
+	setEnabled(r.reserve, row.CanReserve)
 	setEnabled(r.remove, row.CanRemove)
+}
+
+// setMeters shows one bar per window, reusing the bars already built.
+func (r *rowUI) setMeters(ms []view.Meter) {
+	for len(r.bars) < len(ms) {
+		r.bars = append(r.bars, newMeter())
+	}
+	objs := make([]fyne.CanvasObject, 0, 2*len(ms))
+	for i, mt := range ms {
+		if r.bars[i].set(mt) {
+			r.p.relayout = true
+		}
+		objs = append(objs, r.bars[i].name, r.bars[i].ov)
+	}
+	r.bars = r.bars[:len(ms)]
+	r.p.setObjects(r.meters, objs)
+	r.p.setVisible(r.meters, len(ms) > 0)
 }
 
 // Setters that touch a widget only on change (a Refresh per second per

@@ -42,6 +42,9 @@ type Backend interface {
 	StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error)
 	// Import takes over the login a CLI holds: "claude-code" or "codex".
 	Import(ctx context.Context, source string) error
+	// Reserve keeps percent of a subscription's binding window for the
+	// person's own use; a negative percent returns it to [usage] reserve.
+	Reserve(ctx context.Context, id string, percent int) error
 }
 
 // Tray is the part of desktop.App the tray needs. It is ours, not
@@ -90,6 +93,12 @@ type Options struct {
 	Tray Tray
 	// Logf logs problems nobody else will see. Nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Usage reads the request history (the admin client does) for the
+	// Usage tab. Nil shows the credentials alone, without tabs.
+	Usage view.UsageSource
+	// Tab is the panel's tab at start: "usage" for the Usage tab (the
+	// screenshot's), anything else the credentials.
+	Tab string
 }
 
 const (
@@ -108,6 +117,7 @@ type UI struct {
 	tray  Tray
 	win   fyne.Window
 	panel *panel
+	usage *usageUI // nil without Options.Usage
 	icons map[view.TrayState]fyne.Resource
 
 	// do runs a function on the UI goroutine: fyne.Do, except in tests,
@@ -169,6 +179,7 @@ func New(a fyne.App, o Options) *UI {
 	}
 
 	u.win = a.NewWindow("subpool")
+	u.usage = newUsageUI(u, o.Usage)
 	u.panel = newPanel(u)
 	u.win.SetContent(u.panel.content)
 	u.win.Resize(fyne.NewSize(560, 720))
@@ -190,6 +201,9 @@ func (u *UI) Start(ctx context.Context) {
 	u.ctx = ctx
 	u.goSafe("events", func() { u.read(ctx) })
 	u.goSafe("render", func() { u.renderLoop(ctx) })
+	if u.usage != nil {
+		u.goSafe("usage", func() { u.usage.loop(ctx) })
+	}
 	if u.opts.StartAtLogin != nil && u.opts.SetStartAtLogin != nil {
 		u.goSafe("start-at-login", func() {
 			on := u.opts.StartAtLogin()
@@ -238,6 +252,7 @@ func (u *UI) handle(ev api.Event) {
 	u.mu.Lock()
 	notices := u.model.Apply(ev, u.clock.Now())
 	u.mu.Unlock()
+	u.usage.apply(ev)
 	for _, n := range notices {
 		u.opts.Notify(fyne.NewNotification(n.Title, n.Body))
 	}
@@ -258,7 +273,8 @@ func (u *UI) currentView() view.View {
 }
 
 // renderLoop draws, then waits at least redrawGap and until the model is
-// dirty or, while something counts down, a second has passed.
+// dirty or, while something counts down, a second has passed (a minute
+// while only a window's reset time is shown).
 func (u *UI) renderLoop(ctx context.Context) {
 	for {
 		v := u.currentView()
@@ -268,8 +284,13 @@ func (u *UI) renderLoop(ctx context.Context) {
 		}
 		var tick clock.Timer
 		var tickC <-chan time.Time
-		if v.Ticking {
+		switch {
+		case v.Ticking:
 			tick = u.clock.NewTimer(time.Second - redrawGap)
+		case v.Minutely:
+			tick = u.clock.NewTimer(time.Minute - redrawGap)
+		}
+		if tick != nil {
 			tickC = tick.C()
 		}
 		select {

@@ -61,6 +61,10 @@ func (f *fakeBackend) Import(_ context.Context, source string) error {
 	f.record("Import", source)
 	return nil
 }
+func (f *fakeBackend) Reserve(_ context.Context, id string, percent int) error {
+	f.record("Reserve", id, strconv.Itoa(percent))
+	return nil
+}
 
 // fakeTray keeps what the UI set last.
 type fakeTray struct {
@@ -206,8 +210,10 @@ func reloginC2() api.Event {
 func TestPanelRendersAllReady(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()})
-	if got := h.row("anthropic", "c1").line.Text; got != "ready · 5h 42% · 7d 93%" {
-		t.Errorf("line %q", got)
+	// The badge says ready and the bars say how much: the line under the
+	// badge, which repeated both, is gone.
+	if r := h.row("anthropic", "c1"); r.line.Visible() || r.badge.text != "ready" {
+		t.Errorf("line visible %v %q, badge %q", r.line.Visible(), r.line.Text, r.badge.text)
 	}
 	test.AssertRendersToMarkup(t, "panel_ready.xml", h.u.win.Canvas())
 }
@@ -455,7 +461,7 @@ func TestTrayMenuAndIcon(t *testing.T) {
 	if h.tray.icon.Name() != "subpool-cooling.png" {
 		t.Errorf("icon %s", h.tray.icon.Name())
 	}
-	if got := menuLabels(h.tray.menu); !strings.Contains(got, "claude-max: cooling 1m12s · 429 rate limit · step 2/3") {
+	if got := menuLabels(h.tray.menu); !strings.Contains(got, "claude-max — cooling 1m12s · 429 rate limit · step 2/3") {
 		t.Errorf("menu:\n%s", got)
 	}
 	// The same view again leaves the tray menu alone.

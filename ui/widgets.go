@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image/color"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -49,33 +50,53 @@ func (t levelTheme) Font(s fyne.TextStyle) fyne.Resource     { return t.base().F
 func (t levelTheme) Icon(n fyne.ThemeIconName) fyne.Resource { return t.base().Icon(n) }
 func (t levelTheme) Size(n fyne.ThemeSizeName) float32       { return t.base().Size(n) }
 
-// meter is a usage bar coloured by level, with its words inside.
+// meter is one usage window: its name beside a bar coloured by level, with
+// the percentage and the reset inside. The binding window's name is bold
+// and marked, so which window limits the credential does not rest on
+// colour alone.
 type meter struct {
-	ov    *container.ThemeOverride // what goes in a layout
+	name  *widget.Label
+	ov    *container.ThemeOverride // the bar, recoloured by level
 	bar   *widget.ProgressBar
 	text  string
 	level view.Level
 }
 
 func newMeter() *meter {
-	m := &meter{bar: widget.NewProgressBar(), level: view.LevelGood}
+	m := &meter{bar: widget.NewProgressBar(), level: view.LevelGood, name: widget.NewLabel("")}
 	m.bar.TextFormatter = func() string { return m.text }
 	m.ov = container.NewThemeOverride(m.bar, levelTheme{m.level})
 	return m
 }
 
-func (m *meter) set(mt *view.Meter) {
-	text := mt.Text
+// bindingMark is put before the binding window's name.
+const bindingMark = "▸ "
+
+// set shows mt and reports whether the name changed, which can change the
+// width of the names' column.
+func (m *meter) set(mt view.Meter) (renamed bool) {
+	name := mt.Name
+	if mt.Binding {
+		name = bindingMark + name
+	}
+	if m.name.Text != name || m.name.TextStyle.Bold != mt.Binding {
+		m.name.Text = name
+		m.name.TextStyle.Bold = mt.Binding
+		m.name.Refresh()
+		renamed = true
+	}
+	text := strings.TrimPrefix(mt.Text, mt.Name+" ")
 	if mt.Resets != "" {
 		text += " · " + mt.Resets
 	}
 	if m.text == text && m.bar.Value == mt.Value && m.level == mt.Level {
-		return
+		return renamed
 	}
 	m.text, m.level = text, mt.Level
 	m.bar.Value = mt.Value
 	m.ov.Theme = levelTheme{mt.Level}
 	m.ov.Refresh()
+	return renamed
 }
 
 // badge is a row's state word on a pill of its level's colour. The word

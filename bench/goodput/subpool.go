@@ -204,8 +204,8 @@ func (rn *spRun) loop() {
 func (rn *spRun) answered(l *pool.Lease, a answer) {
 	s := rn.s
 	now := s.e.w.Now()
-	if u, ok := classify.ParseUtilization(a.resp.Header, now); ok {
-		s.pool.SetUtilization(l.Credential.ID, u)
+	if q, ok := classify.ReadWindows(a.resp.Header, now); ok {
+		s.pool.SetQuota(l.Credential.ID, q)
 	}
 	v := classify.Verdict{Class: classify.OK}
 	if !a.ok {

@@ -51,10 +51,15 @@ var routes = []route{
 	{"POST", "credentials/{id}/pause", (*Handler).servePause},        // → 204
 	{"POST", "credentials/{id}/resume", (*Handler).serveResume},      // → 204
 	{"POST", "credentials/{id}/reset", (*Handler).serveReset},        // → 204; clears cooldowns
+	{"POST", "credentials/{id}/reserve", (*Handler).serveReserve},    // body {percent} → 204 (reserve.go)
 	{"POST", "login", (*Handler).serveLogin},                         // body {provider, label} → api.LoginStart
 	{"GET", "events", (*Handler).serveEvents},                        // websocket; ?since=ID&boot=B
 	{"GET", "usage", (*Handler).serveUsage},                          // ?since=24h|7d|2026-11-01&by=day|hour|credential|model|client|app|provider → api.UsageReport
 	{"GET", "history", (*Handler).serveHistory},                      // ?limit=50&before=ID&class=C → api.HistoryPage
+	{"GET", "clients", (*Handler).serveClients},                      // → []api.ClientStatus (names, limits, in flight; never a key)
+	{"POST", "clients", (*Handler).serveAddClient},                   // body api.AddClient → api.ClientAdded (the key, this once)
+	{"DELETE", "clients/{name}", (*Handler).serveRevokeClient},       // → 204; the key is refused from its next request
+	{"POST", "reload", (*Handler).serveReload},                       // → api.ReloadResult; 422 when the edit is refused
 }
 
 type route struct {

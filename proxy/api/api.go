@@ -36,6 +36,8 @@ type Status struct {
 	StartedAt time.Time        `json:"started_at"`
 	Now       time.Time        `json:"now"`
 	Providers []ProviderStatus `json:"providers"`
+	// Clients are the client keys by name, with their requests in flight.
+	Clients []ClientStatus `json:"clients,omitempty"`
 }
 
 // ProviderStatus is one pool.
@@ -69,6 +71,12 @@ type CredentialStatus struct {
 	LastUsed  *time.Time   `json:"last_used,omitempty"`
 	// ExpiresAt is the OAuth access token's expiry, when known.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Reserve is the percent of the binding window kept for the person's
+	// own use (a subscription's own setting, else [usage] reserve); 0
+	// when none. ReservedUntil is set while the reserve holds the
+	// credential back: the binding window's reset.
+	Reserve       int        `json:"reserve,omitempty"`
+	ReservedUntil *time.Time `json:"reserved_until,omitempty"`
 }
 
 // Cooldown is one active cooldown.

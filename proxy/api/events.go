@@ -25,6 +25,15 @@ const (
 	EventRetried           EventType = "retried"
 	EventProxyStarted      EventType = "proxy_started"
 	EventProxyStopping     EventType = "proxy_stopping"
+	EventUsageUpdated      EventType = "usage_updated" // Windows: the credential's windows now
+	EventUsageWarning      EventType = "usage_warning" // Window, Used, Kind (UsageWarnAt or UsageBack), Reason
+)
+
+// usage_warning kinds: a window crossed [usage] warn_at, or a spent
+// subscription can be used again.
+const (
+	UsageWarnAt = "warn_at"
+	UsageBack   = "back"
 )
 
 // Wait kinds.
@@ -83,6 +92,12 @@ type Event struct {
 
 	// credential_updated: the new state
 	State string `json:"state,omitempty"`
+
+	// usage_updated: every window of the credential now. usage_warning:
+	// the window (Window, its name) and its use (Used, a fraction).
+	Windows []Window `json:"windows,omitempty"`
+	Window  string   `json:"window,omitempty"`
+	Used    float64  `json:"used,omitempty"`
 
 	// snapshot
 	Snapshot *Status `json:"snapshot,omitempty"`

@@ -30,8 +30,11 @@ type UsageRow struct {
 	// Key is the group: "2026-11-01" (day, local time), "2026-11-01 14:00"
 	// (hour), a credential id, model, client key name, client app or
 	// provider. Label is the credential's label when By is credential.
-	Key              string `json:"key"`
-	Label            string `json:"label,omitempty"`
+	Key   string `json:"key"`
+	Label string `json:"label,omitempty"`
+	// Credential is the credential id when By splits each group by
+	// credential ("hour,credential"); Label is then its label.
+	Credential       string `json:"credential,omitempty"`
 	Requests         int64  `json:"requests"`
 	InputTokens      int64  `json:"input_tokens"`
 	OutputTokens     int64  `json:"output_tokens"`

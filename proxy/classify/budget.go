@@ -30,10 +30,8 @@ func ParseBudget(h http.Header, now time.Time) (remaining int, reset time.Time, 
 	if len(h) == 0 {
 		return 0, time.Time{}, false
 	}
-	for _, w := range readHeaders(h).w {
-		if (w.kind != kindAPI && w.kind != kindOpenAI) || w.name != "requests" {
-			continue
-		}
+	for _, b := range budgetHeaders {
+		w := window{kind: b.kind, name: "requests", level: b.remaining.in(h), reset: b.reset.in(h)}
 		n, good := parseDecimal(w.level)
 		if !good || n > maxBudget || n != math.Trunc(n) {
 			continue
@@ -48,4 +46,13 @@ func ParseBudget(h http.Header, now time.Time) (remaining int, reset time.Time, 
 		}
 	}
 	return remaining, reset, ok
+}
+
+// budgetHeaders are the request-count families ParseBudget reads.
+var budgetHeaders = []struct {
+	kind             winKind
+	remaining, reset headerKey
+}{
+	{kindAPI, keyOf("anthropic-ratelimit-requests-remaining"), keyOf("anthropic-ratelimit-requests-reset")},
+	{kindOpenAI, keyOf("x-ratelimit-remaining-requests"), keyOf("x-ratelimit-reset-requests")},
 }

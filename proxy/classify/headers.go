@@ -17,7 +17,11 @@ import (
 //	x-codex-credits-{has-credits,unlimited,balance}, x-codex-plan-type
 //
 // readHeaders gathers them in one pass over the header map, keys compared
-// in lower case so hand-built maps read as net/http's do.
+// in lower case so hand-built maps read as net/http's do. It is for
+// refusals and ReadWindows, which need every family; the readers that run
+// on every success (ParseBudget, ParseUtilization) want a handful of known
+// names and look them up directly (headerKey), which costs a few map
+// lookups instead of lower-casing every header the upstream sent.
 
 type winKind uint8
 
@@ -60,14 +64,50 @@ type headerState struct {
 	plan          string            // x-codex-plan-type
 }
 
+// headerKey is one header name in both spellings a map may hold it in:
+// net/http's canonical form (every response read off the wire) and lower
+// case (maps built by hand, as readHeaders accepts them).
+type headerKey struct{ canon, lower string }
+
+func keyOf(lower string) headerKey {
+	return headerKey{http.CanonicalHeaderKey(lower), lower}
+}
+
+// in returns the header's first value, trimmed; "" when it is absent or
+// n is the zero headerKey.
+func (n headerKey) in(h http.Header) string {
+	if n.canon == "" {
+		return ""
+	}
+	vs, ok := h[n.canon]
+	if !ok {
+		vs = h[n.lower]
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(vs[0])
+}
+
 func readHeaders(h http.Header) *headerState {
 	hs := &headerState{}
 	for k, vs := range h {
-		if len(vs) > 0 {
+		if len(vs) > 0 && familyName(k) {
 			hs.file(strings.ToLower(k), strings.TrimSpace(vs[0]))
 		}
 	}
 	return hs
+}
+
+// familyName reports whether k may belong to a family file reads, so the
+// other headers (date, content-type, request-id, …) cost no lower-case copy.
+func familyName(k string) bool {
+	for _, p := range [...]string{"anthropic-ratelimit-", "x-ratelimit-", "x-codex-", "retry-after"} {
+		if len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // file records one header; k is in lower case.

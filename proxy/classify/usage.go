@@ -24,33 +24,47 @@ func ParseUtilization(h http.Header, now time.Time) (*api.Utilization, bool) {
 	if len(h) == 0 {
 		return nil, false
 	}
-	hs := readHeaders(h)
-	u := &api.Utilization{}
-	// A usable unified window wins over a Codex one, whatever order the
-	// header map hands them over in; an unusable one takes nothing.
-	for _, w := range hs.w {
-		switch {
-		case w.kind == kindUnified && w.name == "":
-			u.Status = cleanStatus(w.level)
-		case w.kind == kindUnified && w.name == "5h":
-			u.FiveHour = usageWindow(w, 1, now)
-		case w.kind == kindUnified && w.name == "7d":
-			u.SevenDay = usageWindow(w, 1, now)
+	// A value until the end: most answers (an API key's) report none, and
+	// that costs no allocation.
+	u := api.Utilization{Status: cleanStatus(unifiedStatus.in(h))}
+	// In order of preference: a usable unified window wins over a Codex
+	// one; an unusable one takes nothing.
+	for _, s := range usageHeaders {
+		slot := &u.FiveHour
+		if s.sevenDay {
+			slot = &u.SevenDay
 		}
-	}
-	for _, w := range hs.w {
-		switch {
-		case w.kind == kindCodex && w.name == "primary" && u.FiveHour == nil:
-			u.FiveHour = usageWindow(w, 100, now)
-		case w.kind == kindCodex && w.name == "secondary" && u.SevenDay == nil:
-			u.SevenDay = usageWindow(w, 100, now)
+		if *slot != nil {
+			continue
 		}
+		w := window{kind: s.kind, used: s.used.in(h), reset: s.reset.in(h), resetAfter: s.resetAfter.in(h)}
+		scale := 1.0
+		if s.kind == kindCodex {
+			scale = 100 // percent
+		}
+		*slot = usageWindow(w, scale, now)
 	}
 	if u.FiveHour == nil && u.SevenDay == nil && u.Status == "" {
 		return nil, false
 	}
 	u.UpdatedAt = now
-	return u, true
+	out := u
+	return &out, true
+}
+
+var unifiedStatus = keyOf("anthropic-ratelimit-unified-status")
+
+// usageHeaders are the windows ParseUtilization reads, most preferred
+// first for each of FiveHour and SevenDay.
+var usageHeaders = []struct {
+	kind                    winKind
+	sevenDay                bool
+	used, reset, resetAfter headerKey // resetAfter: Codex only
+}{
+	{kindUnified, false, keyOf("anthropic-ratelimit-unified-5h-utilization"), keyOf("anthropic-ratelimit-unified-5h-reset"), headerKey{}},
+	{kindUnified, true, keyOf("anthropic-ratelimit-unified-7d-utilization"), keyOf("anthropic-ratelimit-unified-7d-reset"), headerKey{}},
+	{kindCodex, false, keyOf("x-codex-primary-used-percent"), keyOf("x-codex-primary-reset-at"), keyOf("x-codex-primary-reset-after-seconds")},
+	{kindCodex, true, keyOf("x-codex-secondary-used-percent"), keyOf("x-codex-secondary-reset-at"), keyOf("x-codex-secondary-reset-after-seconds")},
 }
 
 // usageWindow reads a used value on the given scale (1 for fractions, 100

@@ -319,7 +319,10 @@ func claimWindow(claim string) string {
 // finish orders the windows, shortest first, and marks the binding one:
 // the claimed window, else among the windows every model shares a
 // rejected one, else the fullest. A per-model window binds only when no
-// shared window is known: it limits its model, not the credential.
+// shared window is known: it limits its model, not the credential. An
+// API's request and token buckets (no length) bind only when no timed
+// window is known: upstreams send them to subscriptions too, and a
+// per-minute bucket is not what limits a plan.
 func (q *Quota) finish(claimed string) {
 	slices.SortStableFunc(q.Windows, func(a, b Window) int {
 		if (a.Length == 0) != (b.Length == 0) {
@@ -333,21 +336,22 @@ func (q *Quota) finish(claimed string) {
 			return
 		}
 	}
-	for _, shared := range []bool{true, false} {
-		if i := q.pick(shared); i >= 0 {
+	for _, c := range []struct{ shared, timed bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
+		if i := q.pick(c.shared, c.timed); i >= 0 {
 			q.Windows[i].Binding = true
 			return
 		}
 	}
 }
 
-// pick returns the most limiting of the shared (or per-model) windows: a
-// rejected one before any other, then the fullest; ties go to the one
-// that resets last, as it holds longest. -1 when there is none.
-func (q *Quota) pick(shared bool) int {
+// pick returns the most limiting of the shared (or per-model), timed (or
+// untimed) windows: a rejected one before any other, then the fullest;
+// ties go to the one that resets last, as it holds longest. -1 when there
+// is none.
+func (q *Quota) pick(shared, timed bool) int {
 	best := -1
 	for i, w := range q.Windows {
-		if (w.Model == "") != shared {
+		if (w.Model == "") != shared || (w.Length > 0) != timed {
 			continue
 		}
 		if best < 0 {

@@ -63,11 +63,30 @@ type Config struct {
 	HeaderTimeout    time.Duration
 
 	Fallback Fallback
+	// Models are the aliases of [models] (models.go).
+	Models Aliases
 
 	History History
 	// Prices override the built-in per-model prices used to estimate what
 	// API-key requests cost (history.DefaultPrices), by model name.
 	Prices map[string]Price
+
+	Usage Usage
+}
+
+// Usage is [usage]: the subscriptions' quota windows.
+type Usage struct {
+	// Poll is how often an idle OAuth login's usage endpoint is asked;
+	// 0 never.
+	Poll time.Duration
+	// WarnAt is the percent of a window that brings one warning.
+	WarnAt int
+	// Reserve is the percent of every subscription's binding window kept
+	// for the person's own use; subpool reserve overrides it per login.
+	Reserve int
+	// AllowExtraUsage keeps a Claude subscription serving once its
+	// requests draw on paid extra usage.
+	AllowExtraUsage bool
 }
 
 // History is [history]: the request history in history.db.
@@ -92,6 +111,7 @@ type Provider struct {
 	TokenURL       string // OAuth refresh endpoint
 	AuthorizeURL   string // OAuth login page; "" = the built-in default
 	RedirectURI    string // OAuth callback; "" = the built-in default (port 0: any free port, for tests)
+	UsageURL       string // polled for idle OAuth logins' windows (built-ins only; "" = never)
 	LimitScope     string // "credential" or "egress"
 	MaxInFlight    int
 	Builtin        bool
@@ -115,6 +135,7 @@ func Default() Config {
 				Name: Anthropic, Wire: "anthropic", Builtin: true,
 				BaseURL:    "https://api.anthropic.com",
 				TokenURL:   "https://platform.claude.com/v1/oauth/token",
+				UsageURL:   "https://api.anthropic.com/api/oauth/usage",
 				LimitScope: "credential",
 			},
 			OpenAI: {
@@ -122,6 +143,7 @@ func Default() Config {
 				BaseURL:        "https://api.openai.com",
 				ChatGPTBaseURL: "https://chatgpt.com/backend-api/codex",
 				TokenURL:       "https://auth.openai.com/oauth/token",
+				UsageURL:       "https://chatgpt.com/backend-api/wham/usage",
 				LimitScope:     "credential",
 			},
 		},
@@ -134,6 +156,7 @@ func Default() Config {
 		HeaderTimeout:    10 * time.Minute,
 		Fallback:         DefaultFallback(),
 		History:          History{Enabled: true, Days: 90},
+		Usage:            Usage{Poll: 5 * time.Minute, WarnAt: 90},
 	}
 }
 
@@ -162,11 +185,18 @@ type file struct {
 		HeaderTimeout *string  `toml:"header_timeout"`
 	} `toml:"retry"`
 	Fallback fallbackFile `toml:"fallback"` // read by parseFallback
+	Models   modelsFile   `toml:"models"`   // read by parseModels
 	History  *struct {
 		Enabled *bool `toml:"enabled"`
 		Days    *int  `toml:"days"`
 	} `toml:"history"`
 	Prices map[string]priceFile `toml:"prices"`
+	Usage  *struct {
+		Poll            *string `toml:"poll"`
+		WarnAt          *int    `toml:"warn_at"`
+		Reserve         *int    `toml:"reserve"`
+		AllowExtraUsage *bool   `toml:"allow_extra_usage"`
+	} `toml:"usage"`
 }
 
 type priceFile struct {
@@ -187,6 +217,7 @@ type providerFile struct {
 	TokenURL       *string `toml:"token_url"`
 	AuthorizeURL   *string `toml:"authorize_url"`
 	RedirectURI    *string `toml:"redirect_uri"`
+	UsageURL       *string `toml:"usage_url"`
 	LimitScope     *string `toml:"limit_scope"`
 	MaxInFlight    *int    `toml:"max_in_flight"`
 }
@@ -320,6 +351,7 @@ func Parse(path string, b []byte) (Config, error) {
 			{"token_url", pf.TokenURL, &p.TokenURL},
 			{"authorize_url", pf.AuthorizeURL, &p.AuthorizeURL},
 			{"redirect_uri", pf.RedirectURI, &p.RedirectURI},
+			{"usage_url", pf.UsageURL, &p.UsageURL},
 		} {
 			if u.src == nil {
 				continue
@@ -331,6 +363,15 @@ func Parse(path string, b []byte) (Config, error) {
 		}
 		if p.BaseURL == "" {
 			return Config{}, bad(key+".base_url", "missing: where does %s answer? e.g. \"https://api.z.ai/api/anthropic\"", name)
+		}
+		if pf.UsageURL != nil && !builtin {
+			return Config{}, bad(key+".usage_url", "only the built-in anthropic and openai subscriptions have a usage endpoint")
+		}
+		if pf.UsageURL == nil && builtin {
+			// Beside the endpoints it was not told about, so a base URL
+			// pointed at a test server or a gateway is not polled behind
+			// its back at the real host.
+			p.UsageURL = defaultUsageURL(p)
 		}
 		if pf.LimitScope != nil {
 			switch *pf.LimitScope {
@@ -439,6 +480,9 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.Fallback, err = parseFallback(f.Fallback, c.Providers, bad); err != nil {
 		return Config{}, err
 	}
+	if c.Models, err = parseModels(f.Models, c.Providers, bad); err != nil {
+		return Config{}, err
+	}
 	if h := f.History; h != nil {
 		if h.Enabled != nil {
 			c.History.Enabled = *h.Enabled
@@ -452,6 +496,35 @@ func Parse(path string, b []byte) (Config, error) {
 	}
 	if err := parsePrices(f.Prices, &c, bad); err != nil {
 		return Config{}, err
+	}
+	if u := f.Usage; u != nil {
+		if u.Poll != nil {
+			d, err := duration(*u.Poll)
+			if err == nil && d != 0 && (d < 30*time.Second || d > 24*time.Hour) {
+				// Faster than the upstream refreshes its counters is
+				// only load on its endpoint; slower than a day is stale.
+				err = fmt.Errorf("%q must be 0 (never poll) or between 30s and 24h", *u.Poll)
+			}
+			if err != nil {
+				return Config{}, bad("usage.poll", "%s", err)
+			}
+			c.Usage.Poll = d
+		}
+		if n := u.WarnAt; n != nil {
+			if *n < 1 || *n > 100 {
+				return Config{}, bad("usage.warn_at", "%d: must be a percent between 1 and 100", *n)
+			}
+			c.Usage.WarnAt = *n
+		}
+		if n := u.Reserve; n != nil {
+			if *n < 0 || *n > 99 {
+				return Config{}, bad("usage.reserve", "%d: must be a percent between 0 (off) and 99", *n)
+			}
+			c.Usage.Reserve = *n
+		}
+		if u.AllowExtraUsage != nil {
+			c.Usage.AllowExtraUsage = *u.AllowExtraUsage
+		}
 	}
 	return c, nil
 }
@@ -488,6 +561,19 @@ func parsePrices(pf map[string]priceFile, c *Config, bad func(key, format string
 		c.Prices[m] = out
 	}
 	return nil
+}
+
+// defaultUsageURL is where a built-in provider's usage endpoint sits:
+// Claude's under its API base, ChatGPT's in the backend API beside the
+// Codex path.
+func defaultUsageURL(p Provider) string {
+	switch p.Name {
+	case Anthropic:
+		return p.BaseURL + "/api/oauth/usage"
+	case OpenAI:
+		return strings.TrimSuffix(p.ChatGPTBaseURL, "/codex") + "/wham/usage"
+	}
+	return ""
 }
 
 // ProviderNames lists providers in a stable order: built-ins first.
@@ -661,6 +747,9 @@ backend = "os"
 base_url  = "https://api.anthropic.com"
 # OAuth refresh endpoint for Claude subscriptions. It has moved before.
 token_url = "https://platform.claude.com/v1/oauth/token"
+# Asked for an idle Claude login's 5h and weekly windows ([usage] poll);
+# by default base_url + "/api/oauth/usage".
+# usage_url = "https://api.anthropic.com/api/oauth/usage"
 # authorize_url and redirect_uri override the login page and its callback.
 # max_in_flight = 0                 # concurrent requests per credential, 0 = no limit
 
@@ -668,6 +757,9 @@ token_url = "https://platform.claude.com/v1/oauth/token"
 base_url         = "https://api.openai.com"
 chatgpt_base_url = "https://chatgpt.com/backend-api/codex"
 token_url        = "https://auth.openai.com/oauth/token"
+# Asked for an idle ChatGPT login's windows; by default beside the Codex
+# path of chatgpt_base_url.
+# usage_url      = "https://chatgpt.com/backend-api/wham/usage"
 
 # Any number of custom providers that speak the Anthropic or OpenAI API.
 # Clients reach them under /NAME/v1/..., e.g. http://127.0.0.1:8787/zai/v1/messages.
@@ -736,6 +828,22 @@ enabled = true
 # strong = ["gpt-5", "gpt-5.1", "o1", "o3", "*-pro", "*-pro-*", "*-max", "*-max-*"]
 # fast   = ["*-mini", "*-mini-*", "*-nano", "*-nano-*"]
 
+[usage]
+# Every answer reports the subscription's windows (5h, weekly, per model).
+# A login nothing has used for this long has its usage endpoint asked
+# instead, and a new one within seconds. 0 = never poll.
+poll    = "5m"
+# Percent of a window that brings one warning (and one when a spent
+# subscription comes back at its reset).
+warn_at = 90
+# Percent of every subscription's binding window kept for your own use
+# (claude.ai, ChatGPT): subpool stops sending to it at 100 - reserve % until
+# the window resets. 0 = off. Per login: subpool reserve ID PERCENT.
+reserve = 0
+# When Claude says requests now draw on paid extra usage, subpool treats
+# the subscription as spent until its window resets, unless this is true.
+allow_extra_usage = false
+
 [history]
 # Every finished request is kept in history.db in this folder: time, model,
 # credential, client, status, tokens and estimated cost; never a prompt, an
@@ -743,6 +851,14 @@ enabled = true
 enabled = true
 # Rows older than this many days are deleted.
 days = 90
+
+# [models]
+# Aliases a client may ask for as its model. One target changes the model on
+# the client's own provider; a list of "PROVIDER/MODEL" is tried in order,
+# like the fallback ladder. Answers name the alias, so a client's context
+# display keeps working. GET /v1/models lists them.
+# opus = "claude-opus-4-5"
+# best = ["anthropic/claude-opus-4-5", "openai/gpt-5.1"]
 
 # [prices]
 # What API-key requests cost, USD per million tokens, for models the

@@ -71,6 +71,7 @@ type DB struct {
 	prices *prices
 
 	queue   chan api.Event
+	full    chan struct{} // batchRows are queued: commit without waiting (writer.go)
 	syncReq chan chan error
 	stop    chan struct{}
 	done    chan struct{}
@@ -137,6 +138,7 @@ func Open(path string, o Options) (*DB, error) {
 	d := &DB{
 		path: path, sql: sdb, o: o, prices: newPrices(o.Prices),
 		queue:   make(chan api.Event, o.Queue),
+		full:    make(chan struct{}, 1),
 		syncReq: make(chan chan error),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -187,6 +189,7 @@ func (d *DB) Emit(e api.Event) {
 	e.Snapshot = nil
 	select {
 	case d.queue <- e:
+		d.nudge()
 	default:
 		d.dropped.Add(1)
 	}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func sameEvent(a, b api.Event) bool {
 		return false
 	}
 	a.Until, b.Until = nil, nil
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 func TestCredentialEvents(t *testing.T) {

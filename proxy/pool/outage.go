@@ -19,7 +19,7 @@ func (e *cooldown) guessed() bool { return e.step > 0 && !e.budget }
 // guessedOnly reports that everything cooling c for model is a guess.
 // Requires p.mu.
 func guessedOnly(c *cred, model string, now time.Time) bool {
-	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model], c.spentFor(model)} {
+	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model], c.spentFor(model), c.modelHold(model, now)} {
 		if active(e, now) && !e.guessed() {
 			return false
 		}

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"slices"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
 )
@@ -29,8 +30,13 @@ func (p *Pool) Park(id, model, kind, reason string) {
 		p.mu.Unlock()
 		return
 	}
-	now := p.clk.Now()
 	var fx effects
+	p.parkLocked(c, model, kind, reason, p.clk.Now(), &fx)
+	p.unlock(&fx)
+}
+
+// parkLocked is Park on c under p.mu; it reports whether the park is new.
+func (p *Pool) parkLocked(c *cred, model, kind, reason string, now time.Time, fx *effects) bool {
 	c.reason = reason
 	i := slices.IndexFunc(c.parks, func(pk api.Park) bool { return pk.Kind == kind && pk.Model == model })
 	if i >= 0 {
@@ -38,8 +44,7 @@ func (p *Pool) Park(id, model, kind, reason string) {
 			c.parks[i].Reason = reason
 			fx.changed = true
 		}
-		p.unlock(&fx)
-		return
+		return false
 	}
 	c.parks = append(c.parks, api.Park{Kind: kind, Model: model, Reason: reason, Since: now})
 	fx.changed = true
@@ -51,7 +56,7 @@ func (p *Pool) Park(id, model, kind, reason string) {
 		e.Reason = reason
 		fx.emit(e)
 	}
-	p.unlock(&fx)
+	return true
 }
 
 // Unpark clears the parks of a credential of the given kinds, or all of

@@ -199,7 +199,10 @@ func choose(usable []candidate) *cred {
 		n := 0
 		for _, x := range usable {
 			// A credential never heard from stays in: it may have the
-			// most headroom, and only a request finds out.
+			// most headroom, and only a request finds out. An API key
+			// (request and token buckets, no plan window) waits while a
+			// subscription has headroom: its tokens cost money, the
+			// subscription's are lost at their reset.
 			if x.c.util == nil || (x.h > 0 && !x.reset.IsZero() && x.reset.Sub(soonest) <= resetTolerance) {
 				usable[n] = x
 				n++
@@ -244,6 +247,7 @@ const (
 	blockPaused
 	blockParked
 	blockCooling
+	blockReserved // the reserve keeps the rest of the window for the person
 	blockBusy
 	blockExcluded
 )
@@ -263,6 +267,10 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 		return blockCooling
 	case active(c.spentFor(model), now):
 		return blockCooling
+	case c.usage != nil && c.modelHold(model, now) != nil:
+		return blockCooling
+	case c.usage != nil && now.Before(c.usage.heldUntil):
+		return blockReserved
 	case p.full(c, model, now):
 		return blockBusy
 	case exclude[c.ID]:
@@ -306,7 +314,7 @@ func (p *Pool) limit(c *cred) int {
 // nil when none holds. Requires p.mu.
 func longest(c *cred, model string, now time.Time) *cooldown {
 	var w *cooldown
-	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model], c.spentFor(model)} {
+	for _, e := range [...]*cooldown{c.prov.cool, c.cool, c.models[model], c.spentFor(model), c.modelHold(model, now)} {
 		if active(e, now) && (w == nil || e.until.After(w.until)) {
 			w = e
 		}
@@ -358,13 +366,16 @@ func usedAt(u *api.Utilization, now time.Time) float64 {
 
 // Unavailable is Pick's error when no credential can take the request now.
 // Each credential of the provider is counted once, under the first that
-// applies of Paused, Parked, Cooling, Busy, Excluded.
+// applies of Paused, Parked, Cooling, Reserved, Busy, Excluded.
 type Unavailable struct {
 	Provider string
 	Model    string
 	Total    int // credentials of the provider (1 for Acquire)
 
 	Paused, Parked, Cooling, Busy int
+	// Reserved counts subscriptions held back by their reserve until
+	// their binding window resets; those resets count for NextReady.
+	Reserved int
 	// Excluded counts credentials usable but already tried by this request.
 	Excluded int
 	// NextReady is the shortest wait until a cooling credential is usable
@@ -397,6 +408,12 @@ func (u *Unavailable) Error() string {
 		return fmt.Sprintf("the only %s credential is cooling down%s; ready in %s", u.Provider, forModel, human(u.NextReady))
 	case u.Cooling == u.Total && u.HasNext:
 		return fmt.Sprintf("all %d %s credentials are cooling down%s; next ready in %s", u.Total, u.Provider, forModel, human(u.NextReady))
+	case u.Reserved == u.Total && u.HasNext:
+		return fmt.Sprintf("every %s subscription is held back by its usage reserve, kept for your own use: %s; the first frees in %s (change it with subpool reserve ID PERCENT)",
+			u.Provider, strings.Join(u.Reasons, "; "), human(u.NextReady))
+	case u.Reserved > 0 && u.Reserved+u.Cooling == u.Total && u.HasNext:
+		return fmt.Sprintf("every %s credential is cooling down or held back by its usage reserve: %s; the first frees in %s",
+			u.Provider, strings.Join(u.Reasons, "; "), human(u.NextReady))
 	}
 	s := fmt.Sprintf("no %s credential can take a request%s now: %s", u.Provider, forModel, strings.Join(u.Reasons, "; "))
 	if u.HasNext {
@@ -441,6 +458,13 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			if e.reason != "" {
 				why += " (" + e.reason + ")"
 			}
+		case blockReserved:
+			u.Reserved++
+			d := c.usage.heldUntil.Sub(now)
+			if !u.HasNext || d < u.NextReady {
+				u.NextReady, u.HasNext, u.Probe = d, true, false
+			}
+			why = fmt.Sprintf("held back by its reserve (%d%% of the %s window kept for your own use) until it resets in %s", p.reserveOf(c), c.usage.heldWin, human(d))
 		case blockBusy:
 			u.Busy++
 			if p.probing(c, model, now) {

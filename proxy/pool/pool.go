@@ -71,6 +71,8 @@ type Config struct {
 	AffinityMax int
 	// AffinityIdle forgets an affinity key unused for this long. Default 1h.
 	AffinityIdle time.Duration
+	// Usage is [usage]: reserve, warnings, extra usage (windows.go).
+	Usage UsageConfig
 }
 
 // Defaults for Config's zero fields.
@@ -156,6 +158,10 @@ type cred struct {
 	// answer), so that selection looks a model up only when one is.
 	buds      map[string]*budget
 	exhausted int
+
+	// usage is the quota windows last reported and what they hold back
+	// (windows.go); nil until the first report or reserve.
+	usage *usage
 }
 
 // provider is one upstream and the state all its credentials share.
@@ -337,6 +343,7 @@ func (p *Pool) Remove(id string) error {
 			b.spent = nil
 		}
 	}
+	c.usage.stop()
 	c.removed = true
 	delete(p.byID, id)
 	p.creds = slices.DeleteFunc(p.creds, func(x *cred) bool { return x == c })
@@ -479,7 +486,7 @@ func (p *Pool) Confirm(id, model string) {
 
 // clearLocked reports whether nothing holds c back at any scope.
 func (c *cred) clearLocked(now time.Time) bool {
-	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) {
+	if c.paused || len(c.parks) > 0 || active(c.cool, now) || active(c.prov.cool, now) || c.usageHolds(now) {
 		return false
 	}
 	for _, e := range c.models {
@@ -561,6 +568,9 @@ func (p *Pool) Reset(id string) error {
 		end(key{cred: c, model: m}, c.models[m])
 	}
 	if p.forgetBudgets(c, now, &fx) {
+		fx.changed = true
+	}
+	if p.forgetModelWindows(c, now, &fx) {
 		fx.changed = true
 	}
 	if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {

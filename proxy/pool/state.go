@@ -32,6 +32,9 @@ type CredentialState struct {
 	Cooldowns []CooldownState `json:"cooldowns,omitempty"`
 	Ladders   []LadderState   `json:"ladders,omitempty"`
 	Parks     []api.Park      `json:"parks,omitempty"`
+	// Reserve is the credential's own reserve in percent (SetReserve),
+	// absent when it follows [usage] reserve.
+	Reserve *int `json:"reserve,omitempty"`
 }
 
 // ProviderState is a provider's shared cooldown and its ladder.
@@ -68,6 +71,10 @@ func (p *Pool) State() State {
 		var cs CredentialState
 		cs.Paused = c.paused
 		cs.Parks = slices.Clone(c.parks)
+		if c.usage != nil && c.usage.set {
+			r := c.usage.reserve
+			cs.Reserve = &r
+		}
 		if active(c.cool, now) {
 			cs.Cooldowns = append(cs.Cooldowns, cooldownState(c.cool))
 		}
@@ -82,7 +89,7 @@ func (p *Pool) State() State {
 				cs.Ladders = append(cs.Ladders, LadderState{Scope: k.scope(), Model: m, Hits: mem.hits, LastHit: mem.last})
 			}
 		}
-		if cs.Paused || len(cs.Parks) > 0 || len(cs.Cooldowns) > 0 || len(cs.Ladders) > 0 {
+		if cs.Paused || len(cs.Parks) > 0 || len(cs.Cooldowns) > 0 || len(cs.Ladders) > 0 || cs.Reserve != nil {
 			if s.Credentials == nil {
 				s.Credentials = map[string]CredentialState{}
 			}
@@ -137,6 +144,12 @@ func (p *Pool) Restore(s State) error {
 			continue
 		}
 		c.paused = cs.Paused
+		if cs.Reserve != nil {
+			u := c.usageLocked()
+			u.reserve, u.set = min(max(*cs.Reserve, 0), 99), true
+		} else if c.usage != nil {
+			c.usage.set = false
+		}
 		c.parks = nil
 		for _, pk := range cs.Parks {
 			if pk.Kind == api.ParkRelogin {

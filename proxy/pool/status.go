@@ -47,6 +47,7 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 				}
 			}
 		}
+		p.usageStatus(c, &s, now)
 		s.LastUsed = timePtr(c.lastUsed)
 		s.ExpiresAt = timePtr(c.expiry)
 		out = append(out, s)

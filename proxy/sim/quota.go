@@ -43,7 +43,10 @@ type credState struct {
 	reqs     int
 	tokens   int
 
-	util *utilization
+	util   *utilization
+	extras UsageExtras // SetUsageExtras (usage.go)
+	polls  []queued    // ScriptUsage (usage.go)
+	growth growth      // SetWindows: what each answer adds to util
 }
 
 type utilization struct {
@@ -97,6 +100,7 @@ func (s *Server) SetUtilization(credential string, fiveHour, sevenDay float64) {
 		return
 	}
 	now := s.clk.Now()
+	cs.growth = growth{}
 	cs.util = &utilization{
 		fiveHour: fiveHour, sevenDay: sevenDay,
 		fiveHourReset: now.Add(fiveHours), sevenDayReset: now.Add(sevenDays),
@@ -137,6 +141,9 @@ type rateSnapshot struct {
 // refuses it when that would go over its Quota. On success it leaves the
 // snapshot for the rate-limit headers in the exchange.
 func (x *exchange) admit() *refusal {
+	if x.usageRoute() {
+		return nil // asking for usage spends none (usage.go)
+	}
 	s := x.s
 	cost := x.cost()
 	s.mu.Lock()
@@ -218,6 +225,7 @@ func (x *exchange) refuse(r *refusal) {
 func (x *exchange) successHeaders() {
 	h := x.w.Header()
 	x.idHeader()
+	x.s.spend(x.cred)
 	x.s.utilizationHeaders(h, x.cred, x.provider, x.codex)
 	r := x.rate
 	switch {
@@ -249,6 +257,7 @@ func (x *exchange) successHeaders() {
 
 // utilizationHeaders adds credential's subscription usage, if it has any.
 func (s *Server) utilizationHeaders(h http.Header, credential, provider string, codex bool) {
+	defer s.usageExtraHeaders(h, credential, provider, codex)
 	s.mu.Lock()
 	cs := s.creds[credential]
 	var u utilization

@@ -162,6 +162,8 @@ var routes = map[string]func(*exchange){
 	"POST /v1/chat/completions":         (*exchange).chat,
 	"GET /v1/models":                    (*exchange).models,
 	"POST /v1/embeddings":               (*exchange).embeddings,
+	"GET /api/oauth/usage":              (*exchange).claudeUsage, // usage.go
+	"GET /backend-api/wham/usage":       (*exchange).codexUsage,
 }
 
 // Provider shapes.
@@ -173,7 +175,7 @@ const (
 const maxBody = 32 << 20
 
 func providerOf(path string) string {
-	if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") {
+	if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") || strings.HasPrefix(path, "/api/oauth/") {
 		return Anthropic
 	}
 	return OpenAI
@@ -297,7 +299,7 @@ func (x *exchange) serve() {
 		return
 	}
 
-	step, scripted := x.s.takeStep(x.cred, x.req.Model)
+	step, scripted := x.takeStep() // usage.go: usage polls have a script of their own
 	x.step = step
 	switch {
 	case step.Drop:
@@ -322,7 +324,9 @@ func (x *exchange) serve() {
 	}
 	x.record(http.StatusOK)
 	x.wait(step.Delay)
-	x.successHeaders()
+	if !x.usageRoute() { // usage.go: a poll is no answer, and spends nothing
+		x.successHeaders()
+	}
 	if step.StreamError != "" && step.ErrorAfter == 0 {
 		x.streamError()
 		return

@@ -56,7 +56,7 @@ func (v View) Menu(o MenuOptions) []MenuItem {
 	n := 0
 	for _, s := range v.Sections {
 		for _, r := range s.Rows {
-			items = append(items, MenuItem{Label: r.Label + ": " + r.Line, Action: ActOpenPanel})
+			items = append(items, MenuItem{Label: r.Label + " — " + r.Menu, Action: ActOpenPanel})
 			n++
 		}
 	}

@@ -5,6 +5,7 @@
 package view
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -65,6 +66,10 @@ type Model struct {
 	// cleared only when the condition is over, so each episode notifies once.
 	reloginSent   map[string]bool // by credential id
 	exhaustedSent map[string]bool // by provider
+	// warned is the use each window was at when its warning went out, by
+	// usageKey: a window only falls below it by resetting, which makes the
+	// next crossing news again.
+	warned map[string]float64
 }
 
 // coolKey names one cooldown. A model can be held by a 429 and by a spent
@@ -107,6 +112,7 @@ func (m *Model) init() {
 		m.fallbacks = map[string]fallback{}
 		m.reloginSent = map[string]bool{}
 		m.exhaustedSent = map[string]bool{}
+		m.warned = map[string]float64{}
 	}
 }
 
@@ -181,12 +187,18 @@ func (m *Model) Apply(ev api.Event, now time.Time) []Notice {
 		if ev.From != "" {
 			m.fallbacks[ev.From] = fallback{to: ev.To, at: ev.Time}
 		}
+	case api.EventUsageUpdated:
+		m.usageUpdated(ev)
+	}
+	var usage []Notice
+	if ev.Type == api.EventUsageWarning {
+		usage = m.usageWarning(ev, now)
 	}
 	if line != "" {
 		m.recent[m.recentN%MaxRecent] = m.stamp(ev.Time) + " " + line
 		m.recentN++
 	}
-	return m.decide(ev, prev, now)
+	return append(m.decide(ev, prev, now), usage...)
 }
 
 func (m *Model) applySnapshot(ev api.Event, now time.Time) {
@@ -245,6 +257,7 @@ func (m *Model) applySnapshot(ev api.Event, now time.Time) {
 			delete(m.reloginSent, id)
 		}
 	}
+	m.rearmWarnings()
 }
 
 func (m *Model) keepSpan(k coolKey, until, start time.Time, seen map[coolKey]bool) {
@@ -414,6 +427,7 @@ func (m *Model) credentialRemoved(ev api.Event) {
 		}
 	}
 	delete(m.reloginSent, ev.CredentialID)
+	m.rearmWarnings()
 }
 
 func (m *Model) credentialUpdated(ev api.Event) {
@@ -437,7 +451,20 @@ func (m *Model) credentialUpdated(ev api.Event) {
 		c.Reason = ""
 	case "":
 	default:
-		c.Reason = ev.Reason
+		// The third action: `subpool reserve` set the reserve ("reserve
+		// 15%"). It changes no reason, and Until says whether it holds.
+		var pct int
+		if n, _ := fmt.Sscanf(ev.Reason, "reserve %d%%", &pct); n == 1 {
+			c.Reserve = pct
+			c.ReservedUntil = nil
+		} else {
+			c.Reason = ev.Reason
+		}
+	}
+	// Until on credential_updated: the reserve holds it back until then.
+	if ev.Until != nil && ev.Until.After(ev.Time) {
+		t := *ev.Until
+		c.ReservedUntil = &t
 	}
 	if ev.State != "" {
 		m.setState(c, ev.State)

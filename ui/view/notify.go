@@ -209,6 +209,8 @@ func (m *Model) describe(ev api.Event) string {
 		return name + " retried" + paren(ev.Reason)
 	case api.EventRequestFinished:
 		return "" // counters only; one line per request would bury the rest
+	case api.EventUsageUpdated, api.EventUsageWarning:
+		return m.describeUsage(ev, name)
 	}
 	return joinNonEmpty(" ", string(ev.Type), name)
 }

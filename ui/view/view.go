@@ -54,15 +54,6 @@ type Badge struct {
 	Level Level
 }
 
-// Meter is one usage window.
-type Meter struct {
-	Name   string  // "5h", "7d"
-	Value  float64 // 0..1
-	Level  Level
-	Text   string // "5h 42%"
-	Resets string // "resets in 2h10m", empty when unknown
-}
-
 // Row is one credential.
 type Row struct {
 	ID       string
@@ -71,21 +62,30 @@ type Row struct {
 	Kind     string // api.KindAPIKey or api.KindOAuth; empty when unknown
 	Detail   string // "subscription · imported from Claude Code"
 	Badge    Badge
-	// Line is the one thing that matters about it now.
+	// Line is what the row says under its badge: why it is out and for how
+	// long. Empty when the badge and the meters say it all (ready, paused).
 	Line string
+	// Menu is the row's state on the tray menu after its label.
+	Menu string
 	// Counting is set while a cooldown runs down; Countdown is then the
 	// remaining fraction: 1 at the start, 0 at the end.
 	Counting  bool
 	Countdown float64
-	FiveHour  *Meter
-	SevenDay  *Meter
-	Reason    string // the last reason, in plain words
-	Counts    string // "128 requests · 3 errors · 2 rate limits"
+	// Meters are the credential's usage windows, one bar each.
+	Meters []Meter
+	Reason string // the last reason, in plain words
+	Counts string // "128 requests · 3 errors · 2 rate limits"
+
+	// Reserve is the share of the binding window kept for the person, in
+	// percent (the login's own setting or [usage] reserve); 0 when none.
+	Reserve int
 
 	// Paused decides between the Pause and Resume button.
 	Paused bool
 	// Which actions apply now; all false while the link is down.
 	CanPause, CanResume, CanReset, CanRemove, CanRelogin bool
+	// CanReserve: a subscription, whose reserve the person may set.
+	CanReserve bool
 	// ReloginText names the fix: "Log in again" for a login, "Replace key"
 	// for a refused API key.
 	ReloginText string
@@ -115,6 +115,9 @@ type View struct {
 	Events   []string // newest first
 	// Ticking: something on screen counts down, so redraw every second.
 	Ticking bool
+	// Minutely: something on screen changes by the minute (a window's
+	// "resets in 2h 13m"), so redraw at least once a minute.
+	Minutely bool
 	// Credentials the menu's Pause all / Resume all act on.
 	PauseIDs  []string
 	ResumeIDs []string
@@ -135,7 +138,7 @@ func (m *Model) stamp(t time.Time) string { return t.In(m.loc()).Format("15:04:0
 func (m *Model) View(now time.Time) View {
 	v := View{Conn: m.conn, Address: m.address(), ReadOnly: m.conn != Online}
 	var attention, cooling bool
-	var ready, cool, login, pay, paused, total int
+	var ready, cool, held, login, pay, paused, total int
 	for i := range m.status.Providers {
 		p := &m.status.Providers[i]
 		v.Providers = append(v.Providers, p.Name)
@@ -144,6 +147,7 @@ func (m *Model) View(now time.Time) View {
 		attention = attention || f.attention
 		cooling = cooling || f.cooling
 		v.Ticking = v.Ticking || f.ticking
+		v.Minutely = v.Minutely || f.slow
 		for _, r := range s.Rows {
 			total++
 			switch r.Badge.Text {
@@ -151,6 +155,8 @@ func (m *Model) View(now time.Time) View {
 				ready++
 			case badgeCooling, badgeLimited:
 				cool++
+			case badgeReserve:
+				held++
 			case badgeLogin:
 				login++
 			case badgePayment:
@@ -210,7 +216,7 @@ func (m *Model) View(now time.Time) View {
 			v.Summary = "no credentials: add one"
 		} else {
 			v.Summary = joinNonEmpty(" · ",
-				countWord(ready, "ready"), countWord(cool, "cooling"), countWord(login, "needs a login"),
+				countWord(ready, "ready"), countWord(cool, "cooling"), countWord(held, "held by reserve"), countWord(login, "needs a login"),
 				countWord(pay, "payment"), countWord(paused, "paused"))
 		}
 	}
@@ -239,9 +245,10 @@ const (
 	badgeLogin   = "log in again"
 	badgePayment = "payment"
 	badgeParked  = "parked"
+	badgeReserve = "reserve" // held back so the person keeps some of the window
 )
 
-type flags struct{ attention, cooling, ticking bool }
+type flags struct{ attention, cooling, ticking, slow bool }
 
 func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section, flags) {
 	s := Section{Name: p.Name, Title: ProviderTitle(p.Name), Level: LevelGood}
@@ -259,6 +266,7 @@ func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section,
 		f.attention = f.attention || rf.attention
 		f.cooling = f.cooling || rf.cooling
 		f.ticking = f.ticking || rf.ticking
+		f.slow = f.slow || rf.slow
 		if usable(&p.Credentials[i], pcool, now) {
 			ready++
 		}
@@ -311,7 +319,7 @@ func (m *Model) waitNote(title, kind string, w *wait, now time.Time) string {
 func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.Cooldown, now time.Time, ro bool) (Row, flags) {
 	r := Row{
 		ID: c.ID, Label: c.Label, Provider: c.Provider, Kind: c.Kind,
-		Detail: detail(c), Reason: c.Reason, Counts: counts(c.Counters),
+		Detail: detail(c), Reason: c.Reason, Counts: counts(c.Counters), Reserve: c.Reserve,
 	}
 	if r.Label == "" {
 		r.Label = c.ID
@@ -319,8 +327,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	if r.Provider == "" {
 		r.Provider = p.Name
 	}
-	r.FiveHour = meter("5h", c.Usage, now, func(u *api.Utilization) *api.Window { return u.FiveHour })
-	r.SevenDay = meter("7d", c.Usage, now, func(u *api.Utilization) *api.Window { return u.SevenDay })
+	r.Meters = m.meters(c.Kind, c.Usage, now)
 
 	var f flags
 	relogin := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin })
@@ -335,10 +342,8 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	switch {
 	case c.State == api.StatePaused:
 		r.Badge = Badge{badgePaused, LevelNeutral}
-		r.Line = "paused"
 	case relogin != nil:
 		r.Badge = Badge{badgeLogin, LevelBad}
-		r.Line = "log in again"
 		if c.Kind == api.KindAPIKey {
 			r.Line = "key refused: replace it"
 		}
@@ -361,6 +366,15 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 		r.Badge = Badge{badgeCooling, LevelInfo}
 		r.Line = joinNonEmpty(" · ", "cooling", brief(c.Reason))
 		f.cooling = true
+	case reserved(c, now):
+		r.Badge = Badge{badgeReserve, LevelInfo}
+		at := m.clockTime(*c.ReservedUntil, now)
+		r.Line = fmt.Sprintf("kept for your own use: %d%% reserve · frees in %s (%s)",
+			c.Reserve, Until(c.ReservedUntil.Sub(now)), at)
+		if b := binding(r.Meters); b != nil {
+			r.Menu = b.Text + " · held by the reserve until " + at
+		}
+		f.cooling = true
 	case payModel != nil:
 		r.Badge = Badge{badgePayment, LevelWarn}
 		r.Line = "payment: " + orWord(payModel.Reason, "plan lacks "+payModel.Model)
@@ -372,15 +386,18 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 		f.cooling = true
 	default:
 		r.Badge = Badge{badgeReady, LevelGood}
-		parts := []string{"ready"}
-		for _, mt := range []*Meter{r.FiveHour, r.SevenDay} {
-			if mt != nil {
-				parts = append(parts, mt.Text)
-			}
-		}
-		r.Line = joinNonEmpty(" · ", parts...)
+	}
+	if r.Menu == "" {
+		r.Menu = menuState(&r)
 	}
 	f.ticking = r.Counting
+	for _, mt := range r.Meters {
+		if mt.ResetsAt != "" {
+			// Written to the minute, and to the second in its last one.
+			f.slow = true
+			f.ticking = f.ticking || mt.resetsIn <= time.Minute
+		}
+	}
 	r.Paused = c.State == api.StatePaused
 
 	if !ro {
@@ -390,6 +407,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 			payWide != nil || payModel != nil
 		r.CanRemove = true
 		r.CanRelogin = relogin != nil
+		r.CanReserve = c.Kind == api.KindOAuth
 	}
 	if relogin != nil {
 		r.ReloginText = "Log in again"
@@ -433,22 +451,6 @@ func orWord(s, fallback string) string {
 	return fallback
 }
 
-func meter(name string, u *api.Utilization, now time.Time, pick func(*api.Utilization) *api.Window) *Meter {
-	if u == nil {
-		return nil
-	}
-	w := pick(u)
-	if w == nil {
-		return nil
-	}
-	used := max(0, min(1, w.Used))
-	mt := &Meter{Name: name, Value: used, Level: UsageLevel(used), Text: name + " " + Percent(used)}
-	if w.ResetsAt != nil && w.ResetsAt.After(now) {
-		mt.Resets = "resets in " + Dur(w.ResetsAt.Sub(now))
-	}
-	return mt
-}
-
 func detail(c *api.CredentialStatus) string {
 	kind := ""
 	switch c.Kind {
@@ -467,11 +469,14 @@ func detail(c *api.CredentialStatus) string {
 	default:
 		source = "imported from " + c.Source
 	}
-	inflight := ""
+	inflight, reserve := "", ""
 	if c.InFlight > 0 {
 		inflight = fmt.Sprintf("%d in flight", c.InFlight)
 	}
-	return joinNonEmpty(" · ", kind, source, inflight)
+	if c.Reserve > 0 {
+		reserve = fmt.Sprintf("%d%% reserve", c.Reserve)
+	}
+	return joinNonEmpty(" · ", kind, source, reserve, inflight)
 }
 
 func counts(k api.Counters) string {
@@ -550,8 +555,15 @@ func usable(c *api.CredentialStatus, pcool *api.Cooldown, now time.Time) bool {
 		return false
 	case c.State == api.StateCooling && !hasScope(c, scopeCredential):
 		return false
+	case reserved(c, now):
+		return false
 	}
 	return true
+}
+
+// reserved: the proxy holds c back at now to keep its reserve.
+func reserved(c *api.CredentialStatus, now time.Time) bool {
+	return c.ReservedUntil != nil && c.ReservedUntil.After(now)
 }
 
 // exhausted: no credential of p can serve at now, and not because the user
@@ -578,6 +590,9 @@ func exhausted(p *api.ProviderStatus, now time.Time) (ex bool, next time.Time) {
 		}
 		if pcool != nil && pcool.Until.After(at) {
 			at = pcool.Until
+		}
+		if reserved(c, now) && c.ReservedUntil.After(at) {
+			at = *c.ReservedUntil
 		}
 		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
 			next = at

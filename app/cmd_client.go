@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+)
+
+// clientOps is what the client verbs need, from the running proxy (the
+// admin client) or, when none answers, from the home directly.
+type clientOps interface {
+	Clients(ctx context.Context) ([]api.ClientStatus, error)
+	AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error)
+	RevokeClient(ctx context.Context, name string) error
+}
+
+// withClientOps runs fn against the running proxy, or against the home's
+// clients under its lock (one writer at a time). keys opens the home's
+// keychain, for reading a key that exists.
+func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, keys func() (keychain.Store, error)) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	home, cfg, err := homeConfig(homeFlag)
+	if err != nil {
+		return err
+	}
+	var ks keychain.Store
+	keysFn := func() (keychain.Store, error) {
+		if ks != nil {
+			return ks, nil
+		}
+		k, warn, err := keychain.Open(cfg.KeychainBackend, home)
+		if err != nil {
+			return nil, err
+		}
+		if warn != "" {
+			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
+		}
+		ks = k
+		return k, nil
+	}
+	c, _, err := runningClient(ctx, home, cfg)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		return fn(ctx, c, keysFn)
+	}
+	lock, err := tryLock(filepath.Join(home, lockFile))
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
+	st := &clientStore{home: home, keys: keysFn, clk: clock.Real{}, events: api.Discard, providers: cfg.ProviderNames, logf: logf}
+	if err := loadClients(st); err != nil {
+		return err
+	}
+	return fn(ctx, st, keysFn)
+}
+
+func cmdClient(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, `Usage: subpool client add NAME [--providers P,...] [--models GLOB,...]
+       subpool client list [--json]
+       subpool client revoke NAME
+
+One client key per tool, so each can be told apart, limited and revoked on
+its own. The key is shown once, by add (and by subpool env TOOL, which uses
+the key named after the tool). Limits: --providers (anthropic, openai, ...)
+and --models ('*' matches any characters, e.g. claude-*); anything else gets
+a 403 and never reaches an upstream. The key of earlier versions is "default".
+Every subcommand takes --home DIR.
+`)
+		return 0
+	}
+	switch args[0] {
+	case "add":
+		return cmdClientAdd(args[1:], stdout, stderr)
+	case "list":
+		return cmdClientList(args[1:], stdout, stderr)
+	case "revoke":
+		return cmdClientRevoke(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "subpool client: unknown subcommand %q; use add, list or revoke\n", args[0])
+	return 2
+}
+
+// listFlag gathers a flag given several times, each possibly a
+// comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("client add", "NAME [--providers P,...] [--models GLOB,...] [--home DIR]",
+		"Makes a client key for one tool and prints it, this once. Limits are optional.")
+	var provs, models listFlag
+	f.Var(&provs, "providers", "providers the key may use (default: all)")
+	f.Var(&models, "models", "model patterns the key may ask for, '*' for any characters (default: all)")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool client add: name one client, e.g. subpool client add aider")
+		return 2
+	}
+	var added api.ClientAdded
+	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+		var err error
+		added, err = ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
+		return err
+	})
+	if err != nil {
+		return fail(stderr, "client add", err)
+	}
+	fmt.Fprintf(stdout, "client %s: %s\n", added.Name, added.Key)
+	fmt.Fprintln(stderr, "The key is shown this once; the tool sends it as x-api-key or Authorization: Bearer.")
+	return 0
+}
+
+func cmdClientList(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("client list", "[--json] [--home DIR]", "Lists the client keys by name, with their limits and requests in flight; never a key.")
+	asJSON := f.Bool("json", false, "JSON, for scripts")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	var list []api.ClientStatus
+	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+		var err error
+		list, err = ops.Clients(ctx)
+		return err
+	})
+	if err != nil {
+		return fail(stderr, "client list", err)
+	}
+	if *asJSON {
+		if list == nil {
+			list = []api.ClientStatus{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(list)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROVIDERS\tMODELS\tIN FLIGHT\tADDED")
+	for _, c := range list {
+		added := "-"
+		if c.Added != nil {
+			added = c.Added.Local().Format("2006-01-02")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", c.Name, orAll(c.Providers), orAll(c.Models), c.InFlight, added)
+	}
+	tw.Flush()
+	return 0
+}
+
+func orAll(l []string) string {
+	if len(l) == 0 {
+		return "all"
+	}
+	return strings.Join(l, ",")
+}
+
+func cmdClientRevoke(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("client revoke", "NAME [--home DIR]", "Deletes a client key; the proxy refuses it from its next request.")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 1 {
+		fmt.Fprintln(stderr, "subpool client revoke: name one client (see `subpool client list`)")
+		return 2
+	}
+	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+		return ops.RevokeClient(ctx, f.pos[0])
+	})
+	if err != nil {
+		return fail(stderr, "client revoke", err)
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", f.pos[0])
+	return 0
+}
+
+// toolKey is the key of the client named after tool, made when missing:
+// what `subpool env TOOL` prints.
+func toolKey(homeFlag, tool string) (string, error) {
+	var key string
+	err := withClientOps(homeFlag, func(ctx context.Context, ops clientOps, keys func() (keychain.Store, error)) error {
+		list, err := ops.Clients(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range list {
+			if c.Name != tool {
+				continue
+			}
+			ks, err := keys()
+			if err != nil {
+				return err
+			}
+			k, err := ks.Get(clientRecord{Name: tool}.keyName())
+			if err != nil {
+				return fmt.Errorf("cannot read the key of client %q from the %s keychain (%v); `subpool client revoke %s` and run this again", tool, ks.Name(), err, tool)
+			}
+			key = k
+			return nil
+		}
+		added, err := ops.AddClient(ctx, api.AddClient{Name: tool})
+		key = added.Key
+		return err
+	})
+	return key, err
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// The reserve lives in the pool's state file, beside pause: like pause it
+// is a person's choice about one credential that the pool acts on, it is
+// no secret (so not the keychain's), and the running proxy writes that
+// file whenever the pool changes, so a value written anywhere else would
+// be overwritten or ignored until a restart.
+
+func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("reserve", "ID PERCENT|default [--home DIR]",
+		"Keeps PERCENT of a subscription's binding window (the 5h or weekly one that limits it) for your own use in claude.ai or ChatGPT: subpool stops sending to it at 100 - PERCENT % until that window resets. `default` follows [usage] reserve again.\nExample: subpool reserve a1b2c3 15")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 2 {
+		fmt.Fprintln(stderr, "subpool reserve: name one credential ID and a percent, e.g. `subpool reserve ID 15` (see `subpool list`)")
+		return 2
+	}
+	id, arg := f.pos[0], strings.TrimSuffix(strings.TrimSpace(f.pos[1]), "%")
+	percent := -1
+	if arg != "default" {
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 || n > 99 {
+			fmt.Fprintf(stderr, "subpool reserve: %q is not a percent from 0 to 99 (or `default`)\n", f.pos[1])
+			return 2
+		}
+		percent = n
+	}
+	var kind string
+	err := withBackend(*home, func(ctx context.Context, b backend) error {
+		for _, p := range b.Status(ctx).Providers {
+			for _, c := range p.Credentials {
+				if c.ID == id {
+					kind = c.Kind
+				}
+			}
+		}
+		if kind == "" {
+			return api.ErrNotFound
+		}
+		rb, ok := b.(interface {
+			Reserve(ctx context.Context, id string, percent int) error
+		})
+		if !ok {
+			return errors.New("this proxy keeps no reserve; update subpool")
+		}
+		return rb.Reserve(ctx, id, percent)
+	})
+	if errors.Is(err, api.ErrNotFound) {
+		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
+	}
+	if err != nil {
+		return fail(stderr, "reserve", err)
+	}
+	switch {
+	case percent < 0:
+		fmt.Fprintf(stdout, "%s follows [usage] reserve again\n", id)
+	case kind != api.KindOAuth:
+		fmt.Fprintf(stdout, "reserve of %s set to %d%%; it is an API key, and a reserve only ever holds subscriptions back\n", id, percent)
+	default:
+		fmt.Fprintf(stdout, "reserve of %s set to %d%%\n", id, percent)
+	}
+	return 0
+}
+
+// Reserve implements admin.Reserver.
+func (c *core) Reserve(ctx context.Context, id string, percent int) error {
+	if err := c.pool.SetReserve(id, percent); err != nil {
+		if errors.Is(err, pool.ErrUnknown) {
+			return api.ErrNotFound
+		}
+		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+	}
+	return c.saveState()
+}
+
+func (b clientBackend) Reserve(ctx context.Context, id string, percent int) error {
+	return b.c.Reserve(ctx, id, percent)
+}

@@ -1,0 +1,316 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/config"
+)
+
+// Config reloads. An edit of config.toml (seen by watching the home, after
+// a quiet moment), SIGHUP and POST /subpool/v1/reload all read the file
+// again. A file that does not validate is refused in one log line naming
+// the key, with a config_rejected event, and the running config stays.
+// Otherwise the keys that can change live (config.Diff) are applied at
+// once and the others are named as waiting for the next start, with a
+// config_reloaded event. A request already in flight keeps what it
+// started with: each request reads the live config once, when it needs
+// it (the aliases when it is admitted, the ladder when it cools).
+
+// reloadQuiet is how long the file must stay unchanged before it is read:
+// editors write a file in several steps (truncate, write, rename).
+const reloadQuiet = 300 * time.Millisecond
+
+// liveConfig is the running configuration, swapped whole by a reload.
+type liveConfig struct {
+	p atomic.Pointer[config.Config]
+}
+
+func (l *liveConfig) load() *config.Config  { return l.p.Load() }
+func (l *liveConfig) store(c config.Config) { l.p.Store(&c) }
+
+// aliases is proxy.Options.Aliases.
+func (l *liveConfig) aliases() map[string][]proxy.FallbackTarget {
+	c := l.load()
+	if len(c.Models) == 0 {
+		return nil
+	}
+	out := make(map[string][]proxy.FallbackTarget, len(c.Models))
+	for name, ts := range c.Models {
+		for _, t := range ts {
+			out[name] = append(out[name], proxy.FallbackTarget(t))
+		}
+	}
+	return out
+}
+
+// fallback is proxy.Options.Fallback.
+func (l *liveConfig) fallback(provider, model string) (out []proxy.FallbackTarget) {
+	for _, t := range l.load().Fallback.Targets(provider, model) {
+		out = append(out, proxy.FallbackTarget(t))
+	}
+	return out
+}
+
+// reloader reads config.toml again on demand and applies it.
+type reloader struct {
+	path   string
+	live   *liveConfig
+	apply  func(config.Config) // the live keys, onto the running parts
+	events api.Emitter
+	logf   func(string, ...any)
+
+	// listenFlag is --listen when given: the file's listen is then not
+	// what runs, and not a change either.
+	listenFlag string
+
+	stop context.CancelFunc
+	done chan struct{}
+	mu   sync.Mutex // one reload at a time
+}
+
+// reload reads the file and applies what can change live; why names what
+// asked (a file edit, SIGHUP, the admin API) for the log.
+func (r *reloader) reload(why string) api.ReloadResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next, err := config.Read(r.path)
+	if err != nil {
+		msg := oneLineErr(err)
+		r.logf("config.toml edit refused (%s), the running config stays: %s", why, msg)
+		r.events.Emit(api.Event{Type: api.EventConfigRejected, Reason: msg})
+		return api.ReloadResult{Error: msg}
+	}
+	cur := *r.live.load()
+	if r.listenFlag != "" {
+		next.Listen = cur.Listen
+	}
+	d := config.Diff(cur, next)
+	if len(d.Live) == 0 && len(d.Restart) == 0 {
+		return api.ReloadResult{}
+	}
+	applied := withLiveKeys(cur, next)
+	r.live.store(applied)
+	r.apply(applied)
+	msg := describeReload(d)
+	r.logf("config.toml reloaded (%s): %s", why, msg)
+	r.events.Emit(api.Event{Type: api.EventConfigReloaded, Reason: msg})
+	return api.ReloadResult{Live: d.Live, Restart: d.Restart}
+}
+
+// withLiveKeys is cur with the keys config.Diff calls live taken from
+// next; everything else keeps running as it started.
+func withLiveKeys(cur, next config.Config) config.Config {
+	cur.RequireClientKey = next.RequireClientKey
+	cur.Ladder, cur.ResetAfter, cur.MaxInFlight = next.Ladder, next.ResetAfter, next.MaxInFlight
+	cur.Fallback = next.Fallback
+	cur.Models = next.Models
+	return cur
+}
+
+func describeReload(d config.Reload) string {
+	var parts []string
+	if len(d.Live) > 0 {
+		parts = append(parts, "applied "+strings.Join(d.Live, ", "))
+	}
+	if len(d.Restart) > 0 {
+		parts = append(parts, strings.Join(d.Restart, ", ")+" changed but take effect at the next start (restart subpool)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// watch reloads on SIGHUP and whenever config.toml changes, until ctx
+// ends. The home is watched rather than the file, since editors replace a
+// file by renaming another onto it. A home that cannot be watched costs
+// one warning: SIGHUP and the admin API still reload.
+func (r *reloader) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.Watcher) {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		defer w.Close()
+		events, errs = w.Events, w.Errors
+	}
+	name := filepath.Base(r.path)
+	var quiet *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			if quiet != nil {
+				quiet.Stop()
+			}
+			return
+		case <-hup:
+			r.reload("SIGHUP")
+		case ev := <-events:
+			if filepath.Base(ev.Name) != name || ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if quiet == nil {
+				quiet = time.NewTimer(reloadQuiet)
+			} else {
+				quiet.Reset(reloadQuiet)
+			}
+			fire = quiet.C
+		case <-fire:
+			fire = nil
+			r.reload("file changed")
+		case err := <-errs:
+			r.logf("warning: watching config.toml: %v", err)
+		}
+	}
+}
+
+// serverBackend is the admin API's backend: the core, and the client keys
+// and reloads of this server.
+type serverBackend struct {
+	*core
+	clients  *clientStore
+	reloader *reloader // nil for the demo, which has no file
+}
+
+// Status adds the client keys, with their requests in flight.
+func (b serverBackend) Status(ctx context.Context) api.Status {
+	st := b.core.Status(ctx)
+	st.Clients, _ = b.clients.Clients(ctx)
+	return st
+}
+
+func (b serverBackend) Clients(ctx context.Context) ([]api.ClientStatus, error) {
+	return b.clients.Clients(ctx)
+}
+
+func (b serverBackend) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
+	return b.clients.AddClient(ctx, req)
+}
+
+func (b serverBackend) RevokeClient(ctx context.Context, name string) error {
+	return b.clients.RevokeClient(ctx, name)
+}
+
+func (b serverBackend) Reload(ctx context.Context) api.ReloadResult {
+	if b.reloader == nil {
+		return api.ReloadResult{Error: "the demo has no config file to reload"}
+	}
+	return b.reloader.reload("admin API")
+}
+
+// loadClients sets up the client keys and the live config of a starting
+// server; a home-based one also gets its reloader.
+func (s *server) loadClients(o serverOptions, cfg config.Config, keys func() (keychain.Store, error), clk clock.Clock, logf func(string, ...any)) error {
+	home := o.Home
+	if o.Config != nil {
+		home = "" // the demo keeps its keys in memory
+	}
+	s.clients = &clientStore{home: home, keys: keys, clk: clk, events: s.hub, providers: cfg.ProviderNames, logf: logf, open: !cfg.RequireClientKey}
+	if err := loadClients(s.clients); err != nil {
+		return err
+	}
+	s.clientKey, _ = s.clients.key(defaultClient)
+	s.live.store(cfg)
+	if o.Config == nil {
+		s.reloader = &reloader{path: filepath.Join(o.Home, config.FileName), live: &s.live, events: s.hub, logf: logf,
+			apply: func(c config.Config) {
+				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
+				s.clients.setOpen(!c.RequireClientKey)
+			}}
+		// --listen is not in the file: a reload must not call it a change.
+		if o.Listen != "" {
+			s.reloader.listenFlag = o.Listen
+		}
+	}
+	return nil
+}
+
+// watchReload starts noticing config edits and SIGHUP.
+func (s *server) watchReload() {
+	if s.reloader == nil {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.reloader.stop, s.reloader.done = stop, make(chan struct{})
+	// Registered before serving: a SIGHUP with nobody listening would end
+	// the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	// Watching starts before serving, too: an edit made just after the
+	// start must not be missed.
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(filepath.Dir(s.reloader.path)); err != nil {
+			w.Close()
+			w = nil
+		}
+	}
+	if err != nil {
+		s.logf("warning: config.toml edits will not be noticed (%v); run `subpool reload` or send SIGHUP after editing", err)
+	}
+	go func() {
+		defer close(s.reloader.done)
+		defer signal.Stop(hup)
+		defer func() {
+			// A broken watcher costs live reloads, not the proxy.
+			if v := recover(); v != nil {
+				s.logf("config watcher stopped: %v; edits now need `subpool reload` or a restart", v)
+			}
+		}()
+		s.reloader.watch(ctx, hup, w)
+	}()
+}
+
+func (s *server) stopReload() {
+	if s.reloader == nil || s.reloader.stop == nil {
+		return
+	}
+	s.reloader.stop()
+	<-s.reloader.done
+}
+
+func cmdReload(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("reload", "[--home DIR]", "Has the running proxy read config.toml again: what can change live applies now, the rest is named. Edits are noticed without it; this is for scripts.")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	h, cfg, err := homeConfig(*home)
+	if err != nil {
+		return fail(stderr, "reload", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := runningClient(ctx, h, cfg)
+	if err != nil {
+		return fail(stderr, "reload", err)
+	}
+	if c == nil {
+		fmt.Fprintln(stdout, "no proxy is running; config.toml is read when one starts")
+		return 0
+	}
+	res, err := c.Reload(ctx)
+	switch {
+	case err != nil:
+		return fail(stderr, "reload", err)
+	case res.Error != "":
+		return fail(stderr, "reload", fmt.Errorf("edit refused, the running config stays: %s", res.Error))
+	case len(res.Live)+len(res.Restart) == 0:
+		fmt.Fprintln(stdout, "config.toml: nothing changed")
+	default:
+		fmt.Fprintln(stdout, "config.toml: "+describeReload(config.Reload{Live: res.Live, Restart: res.Restart}))
+	}
+	return 0
+}

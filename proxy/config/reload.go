@@ -1,0 +1,118 @@
+package config
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Reload is what an edit of config.toml changes, by key: what applies to
+// the running proxy now (Live) and what waits for the next start
+// (Restart). Both are sorted; both empty means nothing changed.
+type Reload struct {
+	Live    []string `json:"live,omitempty"`
+	Restart []string `json:"restart,omitempty"`
+}
+
+// liveKeys are the keys the running proxy takes without a restart; the
+// app applies each (app/reload.go). Every other key is read once at
+// start: the listener (listen, allow_remote), the keychain, what the
+// proxy's handler and its history were built with.
+var liveKeys = map[string]bool{
+	"require_client_key":   true,
+	"cooldown.ladder":      true,
+	"cooldown.reset_after": true,
+	"retry.max_in_flight":  true,
+	"fallback":             true,
+	"models":               true,
+}
+
+// fieldKeys names Config's fields as config.toml does; a field missing
+// here is named by its Go name in snake case.
+var fieldKeys = map[string]string{
+	"Listen":           "listen",
+	"AllowRemote":      "allow_remote",
+	"RequireClientKey": "require_client_key",
+	"AllowOrigins":     "allow_origins",
+	"MaxBody":          "max_body",
+	"KeychainBackend":  "keychain.backend",
+	"Providers":        "providers",
+	"Ladder":           "cooldown.ladder",
+	"ResetAfter":       "cooldown.reset_after",
+	"SoleProviderMax":  "wait.sole_provider_max",
+	"CapacityMax":      "wait.capacity_max",
+	"TransientBackoff": "retry.transient",
+	"MaxAttempts":      "retry.max_attempts",
+	"MaxInFlight":      "retry.max_in_flight",
+	"HeaderTimeout":    "retry.header_timeout",
+	"Fallback":         "fallback",
+	"Models":           "models",
+	"History":          "history",
+	"Prices":           "prices",
+}
+
+// Diff compares the running config with an edited one. Providers are
+// named one by one (providers.zai), since a new provider is the common
+// edit and the message should say which.
+func Diff(old, new Config) Reload {
+	var r Reload
+	add := func(key string) {
+		if liveKeys[key] {
+			r.Live = append(r.Live, key)
+		} else {
+			r.Restart = append(r.Restart, key)
+		}
+	}
+	ov, nv := reflect.ValueOf(old), reflect.ValueOf(new)
+	t := ov.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
+			continue
+		}
+		if f.Name == "Providers" {
+			for _, name := range changedProviders(old.Providers, new.Providers) {
+				add("providers." + name)
+			}
+			continue
+		}
+		key := fieldKeys[f.Name]
+		if key == "" {
+			key = snake(f.Name)
+		}
+		add(key)
+	}
+	sort.Strings(r.Live)
+	sort.Strings(r.Restart)
+	return r
+}
+
+func changedProviders(a, b map[string]Provider) []string {
+	var out []string
+	for name, p := range a {
+		if q, ok := b[name]; !ok || !reflect.DeepEqual(p, q) {
+			out = append(out, name)
+		}
+	}
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
