@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -31,8 +32,32 @@ func (p *Pool) Park(id, model, kind, reason string) {
 		return
 	}
 	var fx effects
-	p.parkLocked(c, model, kind, reason, p.clk.Now(), &fx)
+	now := p.clk.Now()
+	if until, win, ok := p.planReset(c, now); ok && kind == api.ParkPayment && model == "" && c.Kind == api.KindOAuth {
+		// A subscription refused for billing (Claude's "third-party apps
+		// now draw from your extra usage") counts as spent for the plan
+		// window it is in: a new window may serve again, and parking it
+		// for good would wait on a person for what time fixes.
+		p.coolUntil(key{cred: c}, until, fmt.Sprintf("%s (held until the %s window resets in %s)", reason, win, human(until.Sub(now))), now, &fx)
+		p.backAt(c, until, win)
+		p.unlock(&fx)
+		return
+	}
+	p.parkLocked(c, model, kind, reason, now, &fx)
 	p.unlock(&fx)
+}
+
+// planReset is when c's plan window resets, when a subscription reported
+// one still ahead. Requires p.mu.
+func (p *Pool) planReset(c *cred, now time.Time) (time.Time, string, bool) {
+	if c.usage == nil {
+		return time.Time{}, "", false
+	}
+	w, ok := planBinding(c.usage.q)
+	if !ok || w.ResetsAt == nil || !now.Before(*w.ResetsAt) {
+		return time.Time{}, "", false
+	}
+	return *w.ResetsAt, w.Name, true
 }
 
 // parkLocked is Park on c under p.mu; it reports whether the park is new.

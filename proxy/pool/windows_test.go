@@ -387,3 +387,25 @@ func TestReserveIgnoresRequestBuckets(t *testing.T) {
 		t.Fatalf("warned for a request bucket: %+v", w)
 	}
 }
+
+// A subscription refused for billing ("third-party apps now draw from
+// your extra usage") is spent for its plan window, not parked for good:
+// the next window may serve again. Without a known window it is parked
+// until the person acts, as is any API key.
+func TestPaymentRefusalHoldsForThePlanWindow(t *testing.T) {
+	f := subFixture(t, UsageConfig{}, "sub", "blind")
+	f.p.SetQuota("sub", claudeQuota(t, f.now(), 0.3, 2*time.Hour, 0.1, week))
+	f.p.Park("sub", "", api.ParkPayment, "400 subscription needs extra usage for this client")
+	st := f.status("sub")
+	if len(st.Parks) != 0 || st.State != api.StateCooling || len(st.Cooldowns) != 1 || !st.Cooldowns[0].Until.Equal(f.now().Add(2*time.Hour)) {
+		t.Fatalf("sub %+v", st)
+	}
+	f.p.Park("blind", "", api.ParkPayment, "400 billing")
+	if st := f.status("blind"); len(st.Parks) != 1 || st.State != api.StateParked {
+		t.Fatalf("blind %+v", st)
+	}
+	f.clk.Advance(2*time.Hour + time.Second)
+	if got := f.pick("m"); got != "sub" {
+		t.Fatalf("after the window reset picked %q", got)
+	}
+}
