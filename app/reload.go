@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/subpool/subpool/proxy/history"
 	"io"
 	"os"
 	"os/signal"
@@ -181,13 +182,18 @@ func (r *reloader) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.
 type serverBackend struct {
 	*core
 	clients  *clientStore
-	reloader *reloader // nil for the demo, which has no file
+	reloader *reloader   // nil for the demo, which has no file
+	history  *history.DB // nil when history is off
 }
 
-// Status adds the client keys, with their requests in flight.
+// Status adds the client keys, with their requests in flight, and the
+// rows the history had to drop.
 func (b serverBackend) Status(ctx context.Context) api.Status {
 	st := b.core.Status(ctx)
 	st.Clients, _ = b.clients.Clients(ctx)
+	if b.history != nil {
+		st.History = &api.HistoryStatus{Dropped: b.history.Dropped()}
+	}
 	return st
 }
 

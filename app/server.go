@@ -224,7 +224,7 @@ func startServer(o serverOptions) (*server, error) {
 		Fallback: s.live.fallback,
 	})
 	s.clients.inFlight = s.proxy.InFlightByClient
-	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: serverBackend{core: s.core, clients: s.clients, reloader: s.reloader}, Clock: clk, Logf: logf,
+	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: serverBackend{core: s.core, clients: s.clients, reloader: s.reloader, history: s.history}, Clock: clk, Logf: logf,
 		Refusals: s.proxy.Refusals(), History: hist})
 	s.admin = adm
 

@@ -38,6 +38,14 @@ type Status struct {
 	Providers []ProviderStatus `json:"providers"`
 	// Clients are the client keys by name, with their requests in flight.
 	Clients []ClientStatus `json:"clients,omitempty"`
+	// History is the request history's health; nil when it is off.
+	History *HistoryStatus `json:"history,omitempty"`
+}
+
+// HistoryStatus is the request history's writer: rows it had to drop
+// rather than slow a request (its queue was full), since the file was made.
+type HistoryStatus struct {
+	Dropped int64 `json:"dropped"`
 }
 
 // ProviderStatus is one pool.
