@@ -92,7 +92,7 @@ func (rn *run) loop() *policy.Action {
 		}
 		cred := lease.Credential
 		if rn.lastCred != "" && cred.ID != rn.lastCred {
-			p.o.Events.Emit(api.Event{Type: api.EventRotated, Provider: rn.prov.Name, CredentialID: cred.ID,
+			rn.emit(api.Event{Type: api.EventRotated, Provider: rn.prov.Name, CredentialID: cred.ID,
 				From: rn.lastCred, To: cred.ID, Reason: rn.lastReason, Model: rn.model})
 		}
 		rn.lastCred = cred.ID
@@ -196,7 +196,6 @@ func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdic
 // request is over for this run (the client has an answer or left). It
 // always releases the lease, so that waits hold no in-flight slot.
 func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
-	p := rn.p
 	cred := lease.Credential
 	switch act.Kind {
 	case policy.Pass:
@@ -233,7 +232,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 			rn.retries = map[string]int{}
 		}
 		rn.retries[cred.ID]++
-		p.o.Events.Emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
+		rn.emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
 			Reason: rn.lastReason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
 		// The slot is kept: the pause is short and the retry goes to the
 		// same credential.
@@ -314,7 +313,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 	end := func(outcome string) {
 		if waiting {
 			waiting = false
-			p.o.Events.Emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name,
+			rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name,
 				Kind: api.WaitSoleProvider, Outcome: outcome, Model: rn.model})
 		}
 	}
@@ -347,7 +346,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		if !waiting {
 			waiting = true
 			until := now.Add(act.Delay)
-			p.o.Events.Emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name,
+			rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name,
 				Kind: api.WaitSoleProvider, WaitMS: act.Delay.Milliseconds(), Until: &until, Reason: u.Error(), Model: rn.model})
 		}
 		err = rn.sleepUntil(act.Delay, changed)
@@ -378,7 +377,7 @@ func (rn *run) view(u *pool.Unavailable) policy.Unavailable {
 func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-chan struct{}) error {
 	p := rn.p
 	until := p.o.Clock.Now().Add(d)
-	p.o.Events.Emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name, CredentialID: credID,
+	rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name, CredentialID: credID,
 		Kind: kind, WaitMS: d.Milliseconds(), Until: &until, Reason: reason, Model: rn.model})
 	err := rn.sleepUntil(d, wake)
 	outcome := "ready"
@@ -386,7 +385,7 @@ func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-
 		outcome = "aborted"
 		rn.class = classify.Aborted
 	}
-	p.o.Events.Emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
+	rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
 		Kind: kind, Outcome: outcome, Model: rn.model})
 	return err
 }
@@ -508,4 +507,11 @@ func mergeBetas(client, need []string) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// emit sends an event about this request, naming the client key that made
+// it, so that the tray and history can tell the tools apart.
+func (rn *run) emit(e api.Event) {
+	e.Client = clientName(rn.request.r)
+	rn.p.o.Events.Emit(e)
 }

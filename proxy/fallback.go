@@ -95,7 +95,7 @@ func (rn *run) detour(t FallbackTarget, from translate.Target, reason string, sk
 	fw := &detourWriter{w: rn.w, h: http.Header{}, d: d}
 	fw.onCommit = func(h http.Header) {
 		h.Set("x-subpool-fallback", to.Name+"/"+t.Model)
-		p.o.Events.Emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
+		rn.emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
 			From: rn.prov.Name, To: to.Name, Model: rn.model, Reason: reason})
 		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}

@@ -78,3 +78,27 @@ func TestConcurrent429sAnnounceOneCooldown(t *testing.T) {
 		t.Fatalf("%d cooldown_started for key-a, want 1", onA)
 	}
 }
+
+// Every event about a request names the client key that made it: a
+// rotation and a wait are attributed to their tool as request_finished is.
+func TestRequestEventsNameTheClient(t *testing.T) {
+	e := newEnv(t, false, withClients(twoClients()))
+	e.key("anthropic", "key-a", "key-b")
+	e.up.Script("key-a", sim.RateLimited("anthropic", 0))
+	e.up.Script("key-b", sim.RateLimited("anthropic", 0))
+	r := e.pump(e.async(context.Background(), "/v1/messages", msgBody, "x-api-key", keyClaude))
+	if r.resp.StatusCode != 200 {
+		t.Fatalf("%d %s", r.resp.StatusCode, r.body)
+	}
+	evs := e.rec.of(api.EventRotated, api.EventWaitStarted, api.EventWaitEnded, api.EventRequestFinished)
+	seen := map[api.EventType]bool{}
+	for _, ev := range evs {
+		seen[ev.Type] = true
+		if ev.Client != "claude-code" {
+			t.Errorf("%s names client %q", ev.Type, ev.Client)
+		}
+	}
+	if !seen[api.EventRotated] || !seen[api.EventWaitStarted] || !seen[api.EventRequestFinished] {
+		t.Fatalf("events seen %v", seen)
+	}
+}
