@@ -42,7 +42,15 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 		Usage:     c,
 		Tab:       os.Getenv("SUBPOOL_TAB"), // scripts/screenshot.sh: "usage"
 		Setup: func(tool string) string {
-			return setupText(tool, "http://"+t.addr, t.clientKey)
+			// Each tool's own key, as `subpool env TOOL` prints; the demo
+			// (no home) has only its one key.
+			key := t.clientKey
+			if t.home != "" {
+				if k, err := toolKey(t.home, tool); err == nil {
+					key = k
+				}
+			}
+			return setupText(tool, "http://"+t.addr, key)
 		},
 	}
 	if t.home != "" {

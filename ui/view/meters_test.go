@@ -310,3 +310,26 @@ func TestReserveFromEvents(t *testing.T) {
 		t.Errorf("after reserve 0%%: %+v", r.Badge)
 	}
 }
+
+// A config.toml edit that is refused tells the person at once, since the
+// saved file no longer shows what runs; a reload and client keys are
+// lines in the recent list.
+func TestConfigAndClientEvents(t *testing.T) {
+	h := newHarness(t)
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: quotaSnapshot()})
+	n := h.send(api.Event{Type: api.EventConfigRejected, Reason: `cooldown.ladder[0]: "3x" is not a duration`})
+	want := Notice{Key: "config/rejected", Title: "config.toml edit refused",
+		Body: `cooldown.ladder[0]: "3x" is not a duration. subpool keeps the config it had; fix the file and save it again.`}
+	if len(n) != 1 || n[0] != want {
+		t.Fatalf("notices %+v", n)
+	}
+	if n := h.send(api.Event{Type: api.EventConfigReloaded, Reason: "models applied"}); len(n) != 0 {
+		t.Errorf("a reload notified: %+v", n)
+	}
+	h.send(api.Event{Type: api.EventClientAdded, Client: "codex"})
+	ev := h.view().Events
+	if len(ev) < 3 || !strings.HasSuffix(ev[0], "client key \u201ccodex\u201d added") || !strings.HasSuffix(ev[1], "config.toml reloaded (models applied)") ||
+		!strings.Contains(ev[2], "config.toml edit refused") {
+		t.Errorf("recent %q", ev)
+	}
+}

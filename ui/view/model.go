@@ -191,8 +191,11 @@ func (m *Model) Apply(ev api.Event, now time.Time) []Notice {
 		m.usageUpdated(ev)
 	}
 	var usage []Notice
-	if ev.Type == api.EventUsageWarning {
+	switch ev.Type {
+	case api.EventUsageWarning:
 		usage = m.usageWarning(ev, now)
+	case api.EventConfigRejected:
+		usage = []Notice{configRejected(ev)}
 	}
 	if line != "" {
 		m.recent[m.recentN%MaxRecent] = m.stamp(ev.Time) + " " + line

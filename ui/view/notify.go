@@ -75,6 +75,19 @@ func (m *Model) decide(ev api.Event, prev Conn, now time.Time) []Notice {
 	return out
 }
 
+// configRejected tells the person an edit of config.toml did not apply:
+// the proxy keeps running on the config it had, which a saved file no
+// longer shows.
+func configRejected(ev api.Event) Notice {
+	return Notice{
+		Key:   "config/rejected",
+		Title: "config.toml edit refused",
+		Body:  ev.Reason + ". subpool keeps the config it had; fix the file and save it again.",
+	}
+}
+
+func quoted(s string) string { return "\u201c" + s + "\u201d" }
+
 func reloginNotice(p *api.ProviderStatus, c *api.CredentialStatus, park *api.Park) Notice {
 	label := orWord(c.Label, c.ID)
 	why := ""
@@ -211,6 +224,14 @@ func (m *Model) describe(ev api.Event) string {
 		return "" // counters only; one line per request would bury the rest
 	case api.EventUsageUpdated, api.EventUsageWarning:
 		return m.describeUsage(ev, name)
+	case api.EventConfigReloaded:
+		return "config.toml reloaded" + paren(ev.Reason)
+	case api.EventConfigRejected:
+		return "config.toml edit refused, the running config stays" + paren(ev.Reason)
+	case api.EventClientAdded:
+		return "client key " + quoted(ev.Client) + " added"
+	case api.EventClientRevoked:
+		return "client key " + quoted(ev.Client) + " revoked"
 	}
 	return joinNonEmpty(" ", string(ev.Type), name)
 }
