@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/subpool/subpool/proxy/history"
+	"github.com/subpool/subpool/proxy/policy"
 	"io"
 	"os"
 	"os/signal"
@@ -121,6 +122,10 @@ func withLiveKeys(cur, next config.Config) config.Config {
 	cur.Ladder, cur.ResetAfter, cur.MaxInFlight = next.Ladder, next.ResetAfter, next.MaxInFlight
 	cur.Fallback = next.Fallback
 	cur.Models = next.Models
+	cur.MaxBody = next.MaxBody
+	cur.SoleProviderMax, cur.CapacityMax = next.SoleProviderMax, next.CapacityMax
+	cur.TransientBackoff, cur.MaxAttempts = next.TransientBackoff, next.MaxAttempts
+	cur.Usage = next.Usage
 	return cur
 }
 
@@ -233,7 +238,12 @@ func (s *server) loadClients(o serverOptions, cfg config.Config, keys func() (ke
 		s.reloader = &reloader{path: filepath.Join(o.Home, config.FileName), live: &s.live, events: s.hub, logf: logf,
 			apply: func(c config.Config) {
 				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
+				s.core.pool.SetUsage(usageConfig(c.Usage))
 				s.clients.setOpen(!c.RequireClientKey)
+				if s.proxy != nil {
+					s.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,
+						TransientBackoff: c.TransientBackoff, MaxAttempts: c.MaxAttempts}, c.MaxBody)
+				}
 			}}
 		// --listen is not in the file: a reload must not call it a change.
 		if o.Listen != "" {

@@ -200,3 +200,33 @@ func TestEditIsNoticed(t *testing.T) {
 		t.Fatalf("ladder %v", got)
 	}
 }
+
+// [wait], [retry] and max_body change live too: an edited max_body and
+// transient retries apply to the next request.
+func TestReloadedLimitsApplyToTheNextRequest(t *testing.T) {
+	up := startSim(t, sim.Options{})
+	home, _ := newHome(t, up, "[retry]\ntransient = [\"1ms\", \"1ms\"]\n")
+	p := filepath.Join(home, "config.toml")
+	b, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, append([]byte("max_body = 100000\n"), b...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
+	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf})
+	s.stopReload()
+
+	big := `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3000) + `"}]}`
+	editConfig(t, home, "max_body = 100000", "max_body = 1024")
+	editConfig(t, home, `transient = ["1ms", "1ms"]`, `transient = ["1ms"]`)
+	res, err := adminOf(s).Reload(context.Background())
+	if err != nil || res.Error != "" || strings.Join(res.Live, ",") != "max_body,retry.transient" || len(res.Restart) != 0 {
+		t.Fatalf("reload: %+v %v", res, err)
+	}
+	if resp, body := proxyPost(t, s, "/v1/messages", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("after max_body = 1024: %d %s", resp.StatusCode, body)
+	}
+	up.Always(keyA, sim.ServerError(503))
+	if resp, body := proxyPost(t, s, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[]}`); resp.StatusCode != 503 || resp.Header.Get("x-subpool-attempts") != "2" {
+		t.Fatalf("after one transient retry: %d attempts %q %s", resp.StatusCode, resp.Header.Get("x-subpool-attempts"), body)
+	}
+}

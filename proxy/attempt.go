@@ -28,6 +28,7 @@ const maxErrorBody = 64 << 10
 // provider serves it, so a fallback run shares them.
 type request struct {
 	p     *Proxy
+	pol   policy.Config // as the proxy was tuned when the request came in
 	w     http.ResponseWriter
 	r     *http.Request
 	ctx   context.Context
@@ -80,7 +81,6 @@ type run struct {
 // then it returns the Exhausted action, having written nothing, so that
 // serving may detour to another provider.
 func (rn *run) loop() *policy.Action {
-	p := rn.p
 	for {
 		if rn.ctx.Err() != nil {
 			rn.class = classify.Aborted
@@ -120,7 +120,7 @@ func (rn *run) loop() *policy.Action {
 			rn.class, rn.cred, rn.credKind, rn.meter = classify.Aborted, cred.ID, cred.Kind, a.meter
 			return nil
 		}
-		act := policy.Decide(p.pol, rn.state(cred, a), a.verdict)
+		act := policy.Decide(rn.pol, rn.state(cred, a), a.verdict)
 		rn.record(cred, act, a.verdict)
 		if rn.carryOut(lease, act, a) {
 			return nil
@@ -337,7 +337,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 			end("failed")
 			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error()}
 		}
-		act := policy.WhenUnavailable(p.pol, rn.waited, rn.view(u))
+		act := policy.WhenUnavailable(rn.pol, rn.waited, rn.view(u))
 		if act.Kind != policy.WaitPool {
 			end("gave_up")
 			return nil, &act

@@ -77,8 +77,10 @@ type Options struct {
 
 // Proxy is the http.Handler for the model routes.
 type Proxy struct {
-	o        Options
-	pol      policy.Config
+	o Options
+	// limits is what Tune last set: the policy and max_body. Each request
+	// reads it once, at its start, and keeps it to the end.
+	limits   atomic.Pointer[limits]
 	refused  guard.Refusals
 	inFlight atomic.Int64
 	wg       chanGroup
@@ -94,16 +96,6 @@ func New(o Options) *Proxy {
 	if o.Events == nil {
 		o.Events = api.Discard
 	}
-	def := policy.Defaults()
-	if o.MaxBody <= 0 {
-		o.MaxBody = config.DefaultMaxBody
-	}
-	if o.TransientBackoff == nil {
-		o.TransientBackoff = def.TransientBackoff
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = def.MaxAttempts
-	}
 	if o.Transport == nil {
 		o.Transport = NewTransport(10 * time.Minute)
 	}
@@ -113,13 +105,41 @@ func New(o Options) *Proxy {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	return &Proxy{o: o, pol: policy.Config{
+	p := &Proxy{o: o}
+	p.Tune(policy.Config{
 		TransientBackoff: o.TransientBackoff,
 		CapacityMax:      o.CapacityMax,
 		MaxAttempts:      o.MaxAttempts,
 		SoleProviderMax:  o.SoleProviderMax,
-		MaxPoolWaits:     def.MaxPoolWaits,
-	}}
+	}, o.MaxBody)
+	return p
+}
+
+// limits are the settings a reload of config.toml may change while the
+// proxy runs.
+type limits struct {
+	pol     policy.Config
+	maxBody int64
+}
+
+// Tune replaces the policy ([wait], [retry]) and max_body for requests
+// that start from now on; requests in flight finish under the ones they
+// started with. Zero fields take the defaults, as in New.
+func (p *Proxy) Tune(pol policy.Config, maxBody int64) {
+	def := policy.Defaults()
+	if pol.TransientBackoff == nil {
+		pol.TransientBackoff = def.TransientBackoff
+	}
+	if pol.MaxAttempts <= 0 {
+		pol.MaxAttempts = def.MaxAttempts
+	}
+	if pol.MaxPoolWaits <= 0 {
+		pol.MaxPoolWaits = def.MaxPoolWaits
+	}
+	if maxBody <= 0 {
+		maxBody = config.DefaultMaxBody
+	}
+	p.limits.Store(&limits{pol: pol, maxBody: maxBody})
 }
 
 // NewTransport is the upstream transport: HTTP/2 where offered, enough idle

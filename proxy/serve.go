@@ -17,7 +17,8 @@ const classRefused = classify.Class("refused")
 // provider, and when that provider is exhausted, the fallback ladder
 // around it (fallback.go). Whatever happens, request_finished goes out.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
-	rq := &request{p: p, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now()}
+	lim := p.limits.Load()
+	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now()}
 	defer func() {
 		u := rq.meter.Usage()
 		ev := api.Event{
@@ -37,11 +38,11 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 			panic(http.ErrAbortHandler)
 		}
 	}()
-	body, err := readBody(w, r, p.o.MaxBody)
+	body, err := readBody(w, r, lim.maxBody)
 	switch {
 	case errors.Is(err, errTooLarge):
 		rq.status, rq.class = http.StatusRequestEntityTooLarge, classRefused
-		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", p.o.MaxBody), 0)
+		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", lim.maxBody), 0)
 		return
 	case err != nil:
 		// The client stopped sending: nothing to answer, nothing to cool.

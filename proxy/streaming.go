@@ -297,7 +297,7 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 		}
 		if failed == nil && isErrorEvent(ev) {
 			if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
-				act := policy.Decide(rn.p.pol, policy.Attempt{Attempts: rn.attempts, Model: rn.model, Provider: rn.prov.Name, Started: true}, v)
+				act := policy.Decide(rn.pol, policy.Attempt{Attempts: rn.attempts, Model: rn.model, Provider: rn.prov.Name, Started: true}, v)
 				rn.record(cred, act, v)
 				failed = &v
 			}

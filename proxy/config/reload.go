@@ -16,16 +16,23 @@ type Reload struct {
 }
 
 // liveKeys are the keys the running proxy takes without a restart; the
-// app applies each (app/reload.go). Every other key is read once at
-// start: the listener (listen, allow_remote), the keychain, what the
-// proxy's handler and its history were built with.
+// app applies each (app/reload.go), and requests in flight finish under
+// the values they started with. Every other key is read once at start:
+// the listener (listen, allow_remote, allow_origins), the keychain, the
+// providers' addresses and the transport, history, prices.
 var liveKeys = map[string]bool{
-	"require_client_key":   true,
-	"cooldown.ladder":      true,
-	"cooldown.reset_after": true,
-	"retry.max_in_flight":  true,
-	"fallback":             true,
-	"models":               true,
+	"require_client_key":     true,
+	"max_body":               true,
+	"cooldown.ladder":        true,
+	"cooldown.reset_after":   true,
+	"wait.sole_provider_max": true,
+	"wait.capacity_max":      true,
+	"retry.transient":        true,
+	"retry.max_attempts":     true,
+	"retry.max_in_flight":    true,
+	"fallback":               true,
+	"models":                 true,
+	"usage":                  true,
 }
 
 // fieldKeys names Config's fields as config.toml does; a field missing
