@@ -151,7 +151,8 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	// -repeat 3 with -profile and the history phase runs past 20 minutes on two cores.
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 	res := Results{Machine: machine()}
 	logf("bench: %s, %d cores, %s, load %s", res.Machine.CPU, res.Machine.Cores, res.Machine.Go, res.Machine.LoadAvg)

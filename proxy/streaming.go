@@ -471,7 +471,9 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", 
 
 func copyHeader(dst, src http.Header) {
 	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
+		// Shared with the upstream's header, capped so that an append on
+		// either side copies instead of writing into the other.
+		dst[k] = vs[:len(vs):len(vs)]
 	}
 	for _, k := range hopHeaders {
 		dst.Del(k)

@@ -13,6 +13,7 @@ package tokens
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/tidwall/gjson"
 )
 
 // Usage is token counts for one request.
@@ -105,23 +106,23 @@ func (m *Meter) JSON(body []byte) {
 	m.top(body)
 }
 
-func (m *Meter) top(data []byte) {
-	var e struct {
-		Usage *wireUsage `json:"usage"`
-	}
-	if json.Unmarshal(data, &e) == nil {
-		m.apply(e.Usage)
-	}
-}
+// top and response decode only the usage object: a whole answer (or a
+// response.completed event, which repeats the answer) can be large, and
+// decoding all of it to read a few counts cost more than the rest of the
+// proxy's work on a request (bench/findings_served.go). gjson finds the
+// object without decoding what is around it.
+func (m *Meter) top(data []byte) { m.at(data, "usage") }
 
-func (m *Meter) response(data []byte) {
-	var e struct {
-		Response struct {
-			Usage *wireUsage `json:"usage"`
-		} `json:"response"`
+func (m *Meter) response(data []byte) { m.at(data, "response.usage") }
+
+func (m *Meter) at(data []byte, path string) {
+	r := gjson.GetBytes(data, path)
+	if !r.IsObject() {
+		return
 	}
-	if json.Unmarshal(data, &e) == nil {
-		m.apply(e.Response.Usage)
+	var u wireUsage
+	if json.Unmarshal([]byte(r.Raw), &u) == nil {
+		m.apply(&u)
 	}
 }
 
