@@ -165,7 +165,7 @@ share them), so latency follows the CPU each request costs: the proxy processes 
 hub's ` + "`Emit`" + ` and the verdict/delivery bookkeeping. Profiled live (` + "`go run ./bench -profile`" + ` writes
 ` + "`bench/out/{bare,subpool}.cpu.prof`" + ` from the concurrency-32 loop), both proxies spend most of their time in socket
 syscalls; what subpool adds is spread thin — ` + "`copyHeader`" + ` of the upstream's dozen rate-limit headers,
-` + "`ParseUtilization`" + ` on every success, ` + "`inspect`" + `, ` + "`outboundHeader`" + ` — plus allocations (107 against 61 per
+` + "`ReadWindows`" + ` on every answer, ` + "`inspect`" + `, ` + "`outboundHeader`" + ` — plus allocations (107 against 61 per
 request in memory), which add GC work and with it tail latency.`)
 				if rw, ok := microNamed(r.Micro, "Rewrite"); ok {
 					fmt.Fprintf(&b, " The header build alone is %.0f ns and %.0f allocations for Claude Code's 19 headers.", float64(rw.NsOp), float64(rw.AllocsOp))

@@ -67,9 +67,9 @@ func servedFinding(r *Results) string {
 the whole response to find ` + "`usage`" + `, which validates and walks every byte of the answer; decoding only the value after
 the ` + "`\"usage\"`" + ` key (a ` + "`json.Decoder`" + ` on the bytes after it, as its stream path already locates it) reads a few
 dozen bytes instead. ` + "`ReadWindows`" + ` on every response (3 to 4 µs and about 20 allocations on an Anthropic
-API-key answer, ` + "`BenchmarkReadWindowsSuccess`" + `) is mostly a window per API-key bucket with an RFC 3339 parse each;
-on a success the request budget and usage read by name cost 0.5 µs and no allocation (` + "`ParseBudget`" + `,
-` + "`ParseUtilization`" + `, ` + "`BenchmarkSuccessHeaders`" + `), so the full read could wait for a refusal or a changed value. ` + "`copyHeader`" + ` copies each value slice;
+API-key answer, ` + "`BenchmarkReadWindowsAPIKey`" + `) is mostly a window per API-key bucket with an RFC 3339 parse each;
+on a success the request budget read by name costs 0.5 µs and no allocation (` + "`ParseBudget`" + `,
+` + "`BenchmarkSuccessHeaders`" + `), so the full read could wait for a refusal or a changed value. ` + "`copyHeader`" + ` copies each value slice;
 ` + "`dst[k] = vs[:len(vs):len(vs)]`" + ` shares them safely (an append copies) and saves an allocation per header. The history
 row is SQLite's own cost in pure Go (modernc) and stays: about 6 µs of CPU per request on the writer goroutine.`)
 	return b.String()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
@@ -88,7 +89,7 @@ func BenchmarkMicroPick8(b *testing.B) {
 	for i := range 8 {
 		id := fmt.Sprintf("key-%d", i)
 		p.Add(pool.Credential{ID: id, Provider: "anthropic", Label: id, Kind: api.KindAPIKey})
-		p.SetUtilization(id, &api.Utilization{FiveHour: &api.Window{Used: float64(i%4) / 100}})
+		p.SetQuota(id, classify.Quota{Windows: []classify.Window{{Window: api.Window{Name: "5h", Used: float64(i%4) / 100}, Length: 5 * time.Hour}}})
 	}
 	req := pool.PickRequest{Provider: "anthropic", Model: "claude-sonnet-4-5"}
 	b.ReportAllocs()

@@ -24,7 +24,7 @@ const maxBudget = 1 << 30
 // the next request meets. When both families are present (a compatible
 // server sending each), the smaller remaining count binds first and wins.
 //
-// Subscriptions report usage, not counts (ParseUtilization); token
+// Subscriptions report usage, not counts (ReadWindows); token
 // budgets are not read.
 func ParseBudget(h http.Header, now time.Time) (remaining int, reset time.Time, ok bool) {
 	if len(h) == 0 {

@@ -81,18 +81,6 @@ func FuzzVerdict(f *testing.F) {
 			t.Fatalf("isError %v with status %d", isErr, ev.Status)
 		}
 
-		if u, ok := ParseUtilization(h, now); ok {
-			if u == nil || !u.UpdatedAt.Equal(now) {
-				t.Fatalf("utilization %+v", u)
-			}
-			if w := u.FiveHour; w != nil {
-				checkWindow(t, w.Used, w.ResetsAt, now)
-			}
-			if w := u.SevenDay; w != nil {
-				checkWindow(t, w.Used, w.ResetsAt, now)
-			}
-		}
-
 		if q, ok := ReadWindows(h, now); ok {
 			checkQuota(t, q, now)
 		}

@@ -19,7 +19,7 @@ import (
 // readHeaders gathers them in one pass over the header map, keys compared
 // in lower case so hand-built maps read as net/http's do. It is for
 // refusals and ReadWindows, which need every family; the readers that run
-// on every success (ParseBudget, ParseUtilization) want a handful of known
+// on every success (ParseBudget) want a handful of known
 // names and look them up directly (headerKey), which costs a few map
 // lookups instead of lower-casing every header the upstream sent.
 

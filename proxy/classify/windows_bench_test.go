@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// The proxy reads every answer's windows (ReadWindows) where it used to
-// read only the 5h/7d pair (ParseUtilization): what that costs per answer.
+// The proxy reads every answer's windows (ReadWindows): what that costs
+// per answer.
 func benchHeaders() http.Header {
 	h := http.Header{}
 	for k, v := range map[string]string{
@@ -28,13 +28,5 @@ func BenchmarkReadWindowsSuccess(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ReadWindows(h, now)
-	}
-}
-
-func BenchmarkParseUtilizationSuccess(b *testing.B) {
-	h, now := benchHeaders(), time.Unix(1788570000, 0)
-	b.ReportAllocs()
-	for b.Loop() {
-		ParseUtilization(h, now)
 	}
 }

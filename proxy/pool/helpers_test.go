@@ -132,3 +132,14 @@ func (f *fixture) status(id string) api.CredentialStatus {
 }
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// SetUtilization sets the usage a credential reports as its plan windows
+// would, for tests that state usage directly rather than through an
+// answer's headers (SetQuota).
+func (p *Pool) SetUtilization(id string, u *api.Utilization) {
+	p.mu.Lock()
+	if c := p.byID[id]; c != nil {
+		c.util = u
+	}
+	p.mu.Unlock()
+}

@@ -514,17 +514,6 @@ func (p *Pool) SetReason(id, reason string) {
 	p.mu.Unlock()
 }
 
-// SetUtilization records the usage the upstream last reported. Pick prefers
-// the credential with the most headroom. The pool keeps u itself: do not
-// modify it after the call.
-func (p *Pool) SetUtilization(id string, u *api.Utilization) {
-	p.mu.Lock()
-	if c := p.byID[id]; c != nil {
-		c.util = u
-	}
-	p.mu.Unlock()
-}
-
 // SetExpiry records when an OAuth access token expires, for status only:
 // refreshing is the proxy's business.
 func (p *Pool) SetExpiry(id string, t time.Time) {
