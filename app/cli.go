@@ -147,21 +147,7 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error)
 		return err
 	}
 	defer lock.Close()
-	var keys keychain.Store
-	keysFn := func() (keychain.Store, error) {
-		if keys != nil {
-			return keys, nil
-		}
-		k, warn, err := keychain.Open(cfg.KeychainBackend, home)
-		if err != nil {
-			return nil, err
-		}
-		if warn != "" {
-			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
-		}
-		keys = k
-		return k, nil
-	}
+	keysFn := lazyKeys(cfg.KeychainBackend, home)
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
 	co := newCore(cfg, clock.Real{}, keysFn, newStateStore(home, logf), api.Discard, logf)
 	if err := co.load(); err != nil {
@@ -555,4 +541,25 @@ func describeEvent(e api.Event, names labels) string {
 		fmt.Fprintf(&b, " (%s)", e.Reason)
 	}
 	return b.String()
+}
+
+// lazyKeys opens the home's keychain on first use and keeps it: a verb
+// that never needs a secret never touches the keychain (which may ask
+// for an unlock). Its warning (the file backend) goes to stderr once.
+func lazyKeys(backend, home string) func() (keychain.Store, error) {
+	var ks keychain.Store
+	return func() (keychain.Store, error) {
+		if ks != nil {
+			return ks, nil
+		}
+		k, warn, err := keychain.Open(backend, home)
+		if err != nil {
+			return nil, err
+		}
+		if warn != "" {
+			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
+		}
+		ks = k
+		return k, nil
+	}
 }

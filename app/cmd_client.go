@@ -35,21 +35,7 @@ func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, 
 	if err != nil {
 		return err
 	}
-	var ks keychain.Store
-	keysFn := func() (keychain.Store, error) {
-		if ks != nil {
-			return ks, nil
-		}
-		k, warn, err := keychain.Open(cfg.KeychainBackend, home)
-		if err != nil {
-			return nil, err
-		}
-		if warn != "" {
-			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
-		}
-		ks = k
-		return k, nil
-	}
+	keysFn := lazyKeys(cfg.KeychainBackend, home)
 	c, _, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return err

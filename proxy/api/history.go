@@ -92,3 +92,22 @@ type HistoryEntry struct {
 	CacheWriteTokens int64     `json:"cache_write_tokens"`
 	CostUSD          *float64  `json:"cost_usd,omitempty"` // nil: a subscription, or no price
 }
+
+// Add folds r's counts into u: the totals of a group, or of a report.
+func (u *UsageRow) Add(r UsageRow) {
+	u.Requests += r.Requests
+	u.InputTokens += r.InputTokens
+	u.OutputTokens += r.OutputTokens
+	u.CacheReadTokens += r.CacheReadTokens
+	u.CacheWriteTokens += r.CacheWriteTokens
+	u.WaitedMS += r.WaitedMS
+	u.CostUSD += r.CostUSD
+	u.Included += r.Included
+	u.Unpriced += r.Unpriced
+	for c, n := range r.Refusals {
+		if u.Refusals == nil {
+			u.Refusals = map[string]int64{}
+		}
+		u.Refusals[c] += n
+	}
+}

@@ -136,8 +136,8 @@ func (d *DB) UsageSince(ctx context.Context, from time.Time, by string) (api.Usa
 		if class != "" && class != "ok" {
 			r.Refusals = map[string]int64{class: r.Requests}
 		}
-		add(g, r)
-		add(&total, r)
+		g.Add(r)
+		total.Add(r)
 	}
 	if err := rows.Err(); err != nil {
 		return api.UsageReport{}, fmt.Errorf("history: %v", err)
@@ -151,24 +151,6 @@ func (d *DB) UsageSince(ctx context.Context, from time.Time, by string) (api.Usa
 		return a.Key < b.Key || a.Key == b.Key && a.Credential < b.Credential
 	})
 	return rep, nil
-}
-
-func add(dst *api.UsageRow, r api.UsageRow) {
-	dst.Requests += r.Requests
-	dst.InputTokens += r.InputTokens
-	dst.OutputTokens += r.OutputTokens
-	dst.CacheReadTokens += r.CacheReadTokens
-	dst.CacheWriteTokens += r.CacheWriteTokens
-	dst.WaitedMS += r.WaitedMS
-	dst.CostUSD += r.CostUSD
-	dst.Included += r.Included
-	dst.Unpriced += r.Unpriced
-	for c, n := range r.Refusals {
-		if dst.Refusals == nil {
-			dst.Refusals = map[string]int64{}
-		}
-		dst.Refusals[c] += n
-	}
 }
 
 // List returns recent requests, newest first.

@@ -214,37 +214,20 @@ func (u *Usage) fold(ev api.Event) {
 
 // addRow adds r to the row keyed (key, cred), creating it in key order.
 func addRow(rep *api.UsageReport, key, cred string, r api.UsageRow) {
-	addTotals(&rep.Total, r)
+	rep.Total.Add(r)
 	for i := range rep.Rows {
 		if rep.Rows[i].Key == key && rep.Rows[i].Credential == cred {
-			addTotals(&rep.Rows[i], r)
+			rep.Rows[i].Add(r)
 			return
 		}
 	}
 	n := api.UsageRow{Key: key, Credential: cred}
-	addTotals(&n, r)
+	n.Add(r)
 	i := 0
 	for i < len(rep.Rows) && (rep.Rows[i].Key < key || rep.Rows[i].Key == key && rep.Rows[i].Credential < cred) {
 		i++
 	}
 	rep.Rows = append(rep.Rows[:i], append([]api.UsageRow{n}, rep.Rows[i:]...)...)
-}
-
-func addTotals(dst *api.UsageRow, r api.UsageRow) {
-	dst.Requests += r.Requests
-	dst.InputTokens += r.InputTokens
-	dst.OutputTokens += r.OutputTokens
-	dst.CacheReadTokens += r.CacheReadTokens
-	dst.CacheWriteTokens += r.CacheWriteTokens
-	dst.WaitedMS += r.WaitedMS
-	dst.CostUSD += r.CostUSD
-	dst.Included += r.Included
-	for c, n := range r.Refusals {
-		if dst.Refusals == nil {
-			dst.Refusals = map[string]int64{}
-		}
-		dst.Refusals[c] += n
-	}
 }
 
 // Tokens is every token a row counts: input, output and both cache kinds.
