@@ -139,10 +139,7 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error)
 	if c != nil {
 		return fn(ctx, clientBackend{c: c, status: st})
 	}
-	lock, err := tryLock(filepath.Join(home, lockFile))
-	if errors.Is(err, errLocked) {
-		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
-	}
+	lock, err := lockHome(home, cfg)
 	if err != nil {
 		return err
 	}
@@ -541,6 +538,16 @@ func describeEvent(e api.Event, names labels) string {
 		fmt.Fprintf(&b, " (%s)", e.Reason)
 	}
 	return b.String()
+}
+
+// lockHome takes the home's lock for a verb that acts on it directly
+// because no proxy answers; a holder that does not answer is named.
+func lockHome(home string, cfg config.Config) (*os.File, error) {
+	lock, err := tryLock(filepath.Join(home, lockFile))
+	if errors.Is(err, errLocked) {
+		return nil, fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
+	}
+	return lock, err
 }
 
 // lazyKeys opens the home's keychain on first use and keeps it: a verb

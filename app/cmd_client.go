@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,10 +41,7 @@ func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, 
 	if c != nil {
 		return fn(ctx, c, keysFn)
 	}
-	lock, err := tryLock(filepath.Join(home, lockFile))
-	if errors.Is(err, errLocked) {
-		return fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
-	}
+	lock, err := lockHome(home, cfg)
 	if err != nil {
 		return err
 	}
