@@ -110,21 +110,12 @@ func Open(path string, o Options) (*DB, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	sdb, err := sql.Open("sqlite", dsn(path, false))
-	if err != nil {
-		return nil, fmt.Errorf("history: %v", err)
-	}
 	ctx := context.Background()
 	// The version is read before anything writes (journal mode included),
 	// so a newer file is refused exactly as it was found.
-	v, err := schemaVersion(ctx, sdb)
+	sdb, v, err := openKnown(ctx, path, false)
 	if err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("history: cannot read %s: %v", path, err)
-	}
-	if v > SchemaVersion {
-		sdb.Close()
-		return nil, &ErrNewerSchema{Path: path, Found: v, Known: SchemaVersion}
+		return nil, err
 	}
 	if _, err := sdb.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		sdb.Close()
@@ -154,19 +145,10 @@ func OpenReadOnly(path string) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	sdb, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		return nil, fmt.Errorf("history: %v", err)
-	}
 	ctx := context.Background()
-	v, err := schemaVersion(ctx, sdb)
+	sdb, v, err := openKnown(ctx, path, true)
 	if err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("history: cannot read %s: %v", path, err)
-	}
-	if v > SchemaVersion {
-		sdb.Close()
-		return nil, &ErrNewerSchema{Path: path, Found: v, Known: SchemaVersion}
+		return nil, err
 	}
 	if v == 0 {
 		sdb.Close()
@@ -175,6 +157,25 @@ func OpenReadOnly(path string) (*DB, error) {
 	d := &DB{path: path, sql: sdb, ro: true, prices: newPrices(nil)}
 	d.droppedBase = d.metaInt(ctx, metaDropped)
 	return d, nil
+}
+
+// openKnown opens path and reads its schema version, refusing a file from
+// a newer subpool (*ErrNewerSchema) before anything is written to it.
+func openKnown(ctx context.Context, path string, readOnly bool) (*sql.DB, int, error) {
+	sdb, err := sql.Open("sqlite", dsn(path, readOnly))
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: %v", err)
+	}
+	v, err := schemaVersion(ctx, sdb)
+	if err != nil {
+		sdb.Close()
+		return nil, 0, fmt.Errorf("history: cannot read %s: %v", path, err)
+	}
+	if v > SchemaVersion {
+		sdb.Close()
+		return nil, 0, &ErrNewerSchema{Path: path, Found: v, Known: SchemaVersion}
+	}
+	return sdb, v, nil
 }
 
 // Emit queues a request_finished event for writing and ignores every
