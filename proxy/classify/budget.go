@@ -31,11 +31,11 @@ func ParseBudget(h http.Header, now time.Time) (remaining int, reset time.Time, 
 		return 0, time.Time{}, false
 	}
 	for _, b := range budgetHeaders {
-		w := window{kind: b.kind, name: "requests", level: b.remaining.in(h), reset: b.reset.in(h)}
-		n, good := parseDecimal(w.level)
+		n, good := parseDecimal(b.remaining.in(h))
 		if !good || n > maxBudget || n != math.Trunc(n) {
-			continue
+			continue // no count to trust: its reset is not looked up
 		}
+		w := window{kind: b.kind, name: "requests", reset: b.reset.in(h)}
 		d := w.resetIn(now)
 		if d <= 0 || d > MaxRetryAfter {
 			continue

@@ -20,12 +20,13 @@ func (p *Profile) decide(status int, h http.Header, f *fields, now time.Time, st
 	}
 	v := Verdict{Class: class, Scope: scope, Status: status}
 	switch class {
-	case RateLimit:
-		hs := readHeaders(h)
-		v.Scope = p.rateScope(hs, f, lower)
-		v.RetryAfter = p.retryAfter(hs, f, lower, now)
-	case Capacity, Transient, Payment:
-		v.RetryAfter = p.retryAfter(readHeaders(h), f, lower, now)
+	case RateLimit, Capacity, Transient, Payment:
+		var hs headerState
+		hs.read(h)
+		if class == RateLimit {
+			v.Scope = p.rateScope(&hs, f, lower)
+		}
+		v.RetryAfter = p.retryAfter(&hs, f, lower, now)
 	}
 	v.Reason = buildReason(status, stream, code, why, f.msg)
 	return v

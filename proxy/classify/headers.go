@@ -2,6 +2,7 @@ package classify
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,12 +17,18 @@ import (
 //	x-codex-{F}-{primary,secondary}-…, x-codex-{F}-limit-name   a per-model limit family F
 //	x-codex-credits-{has-credits,unlimited,balance}, x-codex-plan-type
 //
-// readHeaders gathers them in one pass over the header map, keys compared
-// in lower case so hand-built maps read as net/http's do. It is for
-// refusals and ReadWindows, which need every family; the readers that run
-// on every success (ParseBudget) want a handful of known
-// names and look them up directly (headerKey), which costs a few map
-// lookups instead of lower-casing every header the upstream sent.
+// headerState.read gathers them in one pass over the header map, keys
+// compared ignoring ASCII case so hand-built maps read as net/http's do. It
+// is for refusals and ReadWindows, which need every family; the readers
+// that run on every success (ParseBudget) want a handful of known names and
+// look them up directly (headerKey), which costs a few map lookups instead
+// of a pass over every header the upstream sent.
+//
+// ReadWindows runs on every answer the proxy serves, so reading allocates
+// as little as it can: the state lives on the caller's stack with room
+// for a typical answer's windows, keys are compared in whatever case they
+// come in rather than lowered copies, and only a window's name, once, is
+// stored in lower case.
 
 type winKind uint8
 
@@ -54,7 +61,6 @@ type headerState struct {
 	retryAfter   string
 	retryAfterMS string
 	claim        string // anthropic-ratelimit-unified-representative-claim
-	w            []window
 
 	// Read for ReadWindows only.
 	overageInUse  string            // anthropic-ratelimit-unified-overage-in-use
@@ -62,6 +68,14 @@ type headerState struct {
 	codexNames    map[string]string // limit family -> x-codex-{F}-limit-name
 	credits       [3]string         // x-codex-credits-{has-credits,unlimited,balance}
 	plan          string            // x-codex-plan-type
+
+	// The windows read so far are room[:n], or more once room is full
+	// (windows returns them). No slice in hs points into room: that would
+	// move a caller's hs off its stack, and room is there so that the
+	// windows of a typical answer cost no allocation.
+	room [8]window
+	n    int
+	more []window
 }
 
 // headerKey is one header name in both spellings a map may hold it in:
@@ -89,76 +103,94 @@ func (n headerKey) in(h http.Header) string {
 	return strings.TrimSpace(vs[0])
 }
 
-func readHeaders(h http.Header) *headerState {
-	hs := &headerState{}
+// read files every rate-limit header of h. hs is the caller's local
+// variable, so reading allocates nothing for the usual answer.
+func (hs *headerState) read(h http.Header) {
 	for k, vs := range h {
-		if len(vs) > 0 && familyName(k) {
-			hs.file(strings.ToLower(k), strings.TrimSpace(vs[0]))
+		if len(vs) == 0 {
+			continue
 		}
+		// file ignores ASCII case, so net/http's canonical keys
+		// ("Anthropic-Ratelimit-Requests-Remaining") need no lower-case
+		// copy, and passes over the keys of no family (date,
+		// content-type, …). strings.ToLower turns a few other letters
+		// into ASCII (the Kelvin sign into k), so a family's key with
+		// them is lowered whole, as it always was.
+		if !isASCII(k) {
+			if !familyName(k) {
+				continue
+			}
+			k = strings.ToLower(k)
+		}
+		hs.file(k, vs[0])
 	}
-	return hs
 }
 
-// familyName reports whether k may belong to a family file reads, so the
-// other headers (date, content-type, request-id, …) cost no lower-case copy.
+// familyName reports whether k may belong to a family file reads.
 func familyName(k string) bool {
 	for _, p := range [...]string{"anthropic-ratelimit-", "x-ratelimit-", "x-codex-", "retry-after"} {
-		if len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) {
+		if hasPrefixFold(k, p) {
 			return true
 		}
 	}
 	return false
 }
 
-// file records one header; k is in lower case.
+// file records one header if it belongs to a family; k is compared
+// ignoring ASCII case, v is trimmed.
 func (hs *headerState) file(k, v string) {
+	v = strings.TrimSpace(v)
 	switch {
-	case k == "retry-after":
+	case foldEq(k, "retry-after"):
 		hs.retryAfter = v
-	case k == "retry-after-ms":
+	case foldEq(k, "retry-after-ms"):
 		hs.retryAfterMS = v
-	case strings.HasPrefix(k, "anthropic-ratelimit-unified-"):
-		rest := k[len("anthropic-ratelimit-unified-"):]
-		switch rest {
-		case "status":
-			hs.win(kindUnified, "").level = v
-		case "reset":
-			hs.win(kindUnified, "").reset = v
-		case "representative-claim":
-			hs.claim = v
-		case "overage-in-use":
-			hs.overageInUse = v
-		case "overage-disabled-reason":
-			hs.overageReason = v
-		default:
-			if name, ok := cutName(rest, "-status"); ok {
-				hs.win(kindUnified, name).level = v
-			} else if name, ok := cutName(rest, "-reset"); ok {
-				hs.win(kindUnified, name).reset = v
-			} else if name, ok := cutName(rest, "-utilization"); ok {
-				hs.win(kindUnified, name).used = v
-			}
-		}
-	case strings.HasPrefix(k, "anthropic-ratelimit-"):
+	case hasPrefixFold(k, "anthropic-ratelimit-"):
 		rest := k[len("anthropic-ratelimit-"):]
-		if name, ok := cutName(rest, "-remaining"); ok {
+		if unified, ok := cutPrefixFold(rest, "unified-"); ok {
+			hs.unified(unified, v)
+		} else if name, ok := cutName(rest, "-remaining"); ok {
 			hs.win(kindAPI, name).level = v
 		} else if name, ok := cutName(rest, "-reset"); ok {
 			hs.win(kindAPI, name).reset = v
 		} else if name, ok := cutName(rest, "-limit"); ok {
 			hs.win(kindAPI, name).limit = v
 		}
-	case strings.HasPrefix(k, "x-ratelimit-"):
+	case hasPrefixFold(k, "x-ratelimit-"):
 		rest := k[len("x-ratelimit-"):]
-		if name, ok := strings.CutPrefix(rest, "reset-"); ok {
+		if name, ok := cutPrefixFold(rest, "reset-"); ok {
 			hs.win(kindOpenAI, name).reset = v
-		} else if name, ok := strings.CutPrefix(rest, "remaining-"); ok {
+		} else if name, ok := cutPrefixFold(rest, "remaining-"); ok {
 			hs.win(kindOpenAI, name).level = v
-		} else if name, ok := strings.CutPrefix(rest, "limit-"); ok {
+		} else if name, ok := cutPrefixFold(rest, "limit-"); ok {
 			hs.win(kindOpenAI, name).limit = v
 		}
-	case strings.HasPrefix(k, "x-codex-"):
+	case hasPrefixFold(k, "x-codex-"):
 		hs.codex(k[len("x-codex-"):], v)
+	}
+}
+
+// unified files "anthropic-ratelimit-unified-" + rest.
+func (hs *headerState) unified(rest, v string) {
+	switch {
+	case foldEq(rest, "status"):
+		hs.win(kindUnified, "").level = v
+	case foldEq(rest, "reset"):
+		hs.win(kindUnified, "").reset = v
+	case foldEq(rest, "representative-claim"):
+		hs.claim = v
+	case foldEq(rest, "overage-in-use"):
+		hs.overageInUse = v
+	case foldEq(rest, "overage-disabled-reason"):
+		hs.overageReason = v
+	default:
+		if name, ok := cutName(rest, "-status"); ok {
+			hs.win(kindUnified, name).level = v
+		} else if name, ok := cutName(rest, "-reset"); ok {
+			hs.win(kindUnified, name).reset = v
+		} else if name, ok := cutName(rest, "-utilization"); ok {
+			hs.win(kindUnified, name).used = v
+		}
 	}
 }
 
@@ -166,41 +198,43 @@ func (hs *headerState) file(k, v string) {
 // own windows, "bengalfox-secondary-reset-at" for a per-model family
 // (openai/codex codex-rs/codex-api/src/rate_limits.rs reads them so).
 func (hs *headerState) codex(rest, v string) {
-	switch rest {
-	case "credits-has-credits":
+	switch {
+	case foldEq(rest, "credits-has-credits"):
 		hs.credits[0] = v
 		return
-	case "credits-unlimited":
+	case foldEq(rest, "credits-unlimited"):
 		hs.credits[1] = v
 		return
-	case "credits-balance":
+	case foldEq(rest, "credits-balance"):
 		hs.credits[2] = v
 		return
-	case "plan-type":
+	case foldEq(rest, "plan-type"):
 		hs.plan = v
 		return
 	}
-	if family, ok := strings.CutSuffix(rest, "-limit-name"); ok {
+	if family, ok := cutSuffixFold(rest, "-limit-name"); ok {
 		if hs.codexNames == nil {
 			hs.codexNames = map[string]string{}
 		}
-		hs.codexNames[family] = v
+		hs.codexNames[strings.ToLower(family)] = v
 		return
 	}
 	for _, field := range []string{"-used-percent", "-window-minutes", "-reset-after-seconds", "-reset-at"} {
-		head, ok := strings.CutSuffix(rest, field)
+		head, ok := cutSuffixFold(rest, field)
 		if !ok {
 			continue
 		}
 		// head is "[family-]primary" or "[family-]secondary".
 		slot := head[strings.LastIndexByte(head, '-')+1:]
-		if slot != "primary" && slot != "secondary" {
+		if !foldEq(slot, "primary") && !foldEq(slot, "secondary") {
 			return
 		}
 		w := hs.win(kindCodex, slot)
-		if family := strings.TrimSuffix(strings.TrimSuffix(head, slot), "-"); family != "" {
-			w = hs.win(kindCodexFamily, family+"-"+slot)
-			w.family = family
+		if family := strings.TrimSuffix(head[:len(head)-len(slot)], "-"); family != "" {
+			w = hs.win(kindCodexFamily, head) // head is family + "-" + slot
+			if w.family == "" {
+				w.family = strings.ToLower(family)
+			}
 		}
 		switch field {
 		case "-used-percent":
@@ -216,20 +250,105 @@ func (hs *headerState) codex(rest, v string) {
 	}
 }
 
-// cutName returns s without suffix, when something is left.
+// cutName returns s without suffix (ignoring ASCII case), when something
+// is left.
 func cutName(s, suffix string) (string, bool) {
-	name, ok := strings.CutSuffix(s, suffix)
+	name, ok := cutSuffixFold(s, suffix)
 	return name, ok && name != ""
 }
 
+// win returns the window of that kind and name, adding it when it is new.
+// name may be in any case; the window keeps it in lower case.
 func (hs *headerState) win(kind winKind, name string) *window {
-	for i := range hs.w {
-		if hs.w[i].kind == kind && hs.w[i].name == name {
-			return &hs.w[i]
+	ws := hs.windows()
+	for i := range ws {
+		if ws[i].kind == kind && foldEq(name, ws[i].name) {
+			return &ws[i]
 		}
 	}
-	hs.w = append(hs.w, window{kind: kind, name: name})
-	return &hs.w[len(hs.w)-1]
+	w := window{kind: kind, name: lowerName(name)}
+	switch {
+	case hs.more != nil:
+		hs.more = append(hs.more, w)
+	case hs.n < len(hs.room):
+		hs.room[hs.n] = w
+		hs.n++
+		return &hs.room[hs.n-1]
+	default:
+		hs.more = append(slices.Clone(hs.room[:]), w)
+	}
+	return &hs.more[len(hs.more)-1]
+}
+
+// windows are the windows read, in the order their first header came.
+func (hs *headerState) windows() []window {
+	if hs.more != nil {
+		return hs.more
+	}
+	return hs.room[:hs.n]
+}
+
+// commonNames are window names as net/http hands them over capitalised
+// ("Requests", "Input-Tokens", "Primary"), in lower case: lowerName
+// returns these strings rather than building a copy on every answer.
+var commonNames = [...]string{"requests", "tokens", "input-tokens", "output-tokens", "primary", "secondary", "overage"}
+
+// lowerName is strings.ToLower(name), without a new string for the
+// common names.
+func lowerName(name string) string {
+	for _, c := range commonNames {
+		if foldEq(name, c) {
+			return c
+		}
+	}
+	return strings.ToLower(name)
+}
+
+// foldEq reports whether s equals lower, which is in lower case, ignoring
+// the case of ASCII letters: strings.ToLower(s) == lower without the copy,
+// for the ASCII keys read passes it. strings.EqualFold would not do: it
+// also matches letters that strings.ToLower keeps apart (the long s "ſ"
+// and "s"), so a hand-built key could read differently.
+func foldEq(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		// Most bytes of a canonical key are in lower case already.
+		if c := s[i]; c != lower[i] && !('A' <= c && c <= 'Z' && c+('a'-'A') == lower[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPrefixFold, cutPrefixFold and cutSuffixFold are strings.HasPrefix,
+// CutPrefix and CutSuffix comparing as foldEq does.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && foldEq(s[:len(prefix)], prefix)
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if !hasPrefixFold(s, prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
+}
+
+func cutSuffixFold(s, suffix string) (string, bool) {
+	if len(s) < len(suffix) || !foldEq(s[len(s)-len(suffix):], suffix) {
+		return s, false
+	}
+	return s[:len(s)-len(suffix)], true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // What a window says about the refusal at hand.
@@ -318,7 +437,7 @@ func isModelWindow(name string) bool {
 // not, keeps the verdict credential-wide.
 func (hs *headerState) modelLimited() bool {
 	model, other, total := false, false, false
-	for _, w := range hs.w {
+	for _, w := range hs.windows() {
 		if w.kind != kindUnified || w.name == "overage" || !strings.EqualFold(w.level, "rejected") {
 			continue
 		}

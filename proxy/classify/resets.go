@@ -58,8 +58,9 @@ func (p *Profile) retryAfter(hs *headerState, f *fields, lower string, now time.
 	var a resetAcc
 	a.addFloor(parseRetryAfter(hs.retryAfter, now))
 	a.addFloor(millisDur(hs.retryAfterMS))
-	for i := range hs.w {
-		w := &hs.w[i]
+	ws := hs.windows()
+	for i := range ws {
+		w := &ws[i]
 		if st := w.state(); st != stateOpen {
 			a.add(w.resetIn(now), st == stateExhausted)
 		}
@@ -104,11 +105,27 @@ func parseResetDuration(v string) time.Duration {
 // fraction. Signs, exponents, NaN and Inf are refused: a reset hint that
 // needs them is garbage.
 func parseDecimal(s string) (float64, bool) {
-	if s == "" || len(s) > 24 || strings.Trim(s, "0123456789.") != "" || strings.Count(s, ".") > 1 || s == "." {
+	if s == "" || len(s) > 24 || !isDecimal(s) || s == "." {
 		return 0, false
 	}
 	n, err := strconv.ParseFloat(s, 64)
 	return n, err == nil
+}
+
+// isDecimal reports whether s is digits with at most one dot. It is one
+// pass where strings.Trim and strings.Count took two and built a cut set:
+// every answer's counts and resets come through here.
+func isDecimal(s string) bool {
+	dots := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			dots++
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	return dots <= 1
 }
 
 // maxSeconds keeps float-to-Duration conversions far from overflow; it is

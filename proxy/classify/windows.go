@@ -126,10 +126,14 @@ func (q *Quota) Utilization(now time.Time) *api.Utilization {
 // are dropped, never guessed: a window whose use is unknown is left out,
 // unless the upstream says it is rejected (then it is spent).
 func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
-	hs := readHeaders(h)
+	var hs headerState
+	hs.read(h)
+	ws := hs.windows()
 	q.Status = cleanStatus(hs.statusOf(kindUnified, ""))
-	for _, w := range hs.w {
+	var resets []time.Time
+	for _, w := range ws {
 		var out Window
+		var reset time.Duration
 		var good bool
 		switch w.kind {
 		case kindUnified:
@@ -137,18 +141,30 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 				continue
 			}
 			if w.name == "overage" {
-				q.ExtraUsage = overage(w, hs, now)
+				q.ExtraUsage = overage(w, &hs, now)
 				continue
 			}
-			out, good = unifiedWindow(w, now)
+			out, reset, good = unifiedWindow(w, now)
 		case kindCodex, kindCodexFamily:
-			out, good = codexWindow(w, hs.codexNames, now)
+			out, reset, good = codexWindow(w, hs.codexNames, now)
 		case kindAPI, kindOpenAI:
-			out, good = countWindow(w, now)
+			out, reset, good = countWindow(w, now)
 		}
-		if good {
-			q.Windows = append(q.Windows, out)
+		if !good {
+			continue
 		}
+		if q.Windows == nil {
+			// This runs on every answer: room for every window read and
+			// for their resets costs two allocations, where growing the
+			// slice and allocating each reset cost one per window.
+			q.Windows = make([]Window, 0, len(ws))
+			resets = make([]time.Time, 0, len(ws))
+		}
+		if believable(reset) {
+			resets = append(resets, now.Add(reset))
+			out.ResetsAt = &resets[len(resets)-1]
+		}
+		q.Windows = append(q.Windows, out)
 	}
 	if q.ExtraUsage == nil && (hs.overageInUse != "" || hs.overageReason != "") {
 		q.ExtraUsage = &ExtraUsage{InUse: isTrue(hs.overageInUse), DisabledReason: hs.overageReason, Used: -1}
@@ -165,7 +181,7 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 }
 
 func (hs *headerState) statusOf(kind winKind, name string) string {
-	for _, w := range hs.w {
+	for _, w := range hs.windows() {
 		if w.kind == kind && w.name == name {
 			return w.level
 		}
@@ -174,9 +190,10 @@ func (hs *headerState) statusOf(kind winKind, name string) string {
 }
 
 // unifiedWindow reads an Anthropic subscription window: utilization a
-// fraction, reset in unix seconds.
-func unifiedWindow(w window, now time.Time) (Window, bool) {
-	name := strings.ReplaceAll(w.name, "-", "_") // "7d-sonnet" and "7d_sonnet" are one window
+// fraction, reset in unix seconds. It returns the window without its
+// reset time and how long until that reset (ReadWindows sets ResetsAt).
+func unifiedWindow(w window, now time.Time) (Window, time.Duration, bool) {
+	name := underscored(w.name) // "7d-sonnet" and "7d_sonnet" are one window
 	out := Window{Status: cleanStatus(w.level)}
 	out.Name = name
 	out.Length, out.Model = windowLength(name)
@@ -187,10 +204,21 @@ func unifiedWindow(w window, now time.Time) (Window, bool) {
 	case strings.EqualFold(w.level, "rejected"):
 		out.Used = 1
 	default:
-		return Window{}, false
+		return Window{}, 0, false
 	}
-	out.ResetsAt = resetAt(untilUnix(w.reset, now), now)
-	return out, true
+	return out, untilUnix(w.reset, now), true
+}
+
+// underscored is name with "_" for every "-". The API's two-word buckets
+// are spelled out, so reading them builds no new string.
+func underscored(name string) string {
+	switch name {
+	case "input-tokens":
+		return "input_tokens"
+	case "output-tokens":
+		return "output_tokens"
+	}
+	return strings.ReplaceAll(name, "-", "_")
 }
 
 // windowLength reads a window name's length and what it counts: "5h" is
@@ -228,17 +256,18 @@ func nameOf(length time.Duration) string {
 // codexWindow reads a Codex window: used-percent 0..100, its length in
 // minutes, reset-at unix seconds or reset-after-seconds. Without a length
 // the window keeps its slot's name ("primary"), which says the length is
-// not known rather than guessing it.
-func codexWindow(w window, names map[string]string, now time.Time) (Window, bool) {
+// not known rather than guessing it. Like unifiedWindow, it returns the
+// time until the reset beside the window.
+func codexWindow(w window, names map[string]string, now time.Time) (Window, time.Duration, bool) {
 	used, ok := fraction(w.used, 100)
 	if !ok {
-		return Window{}, false
+		return Window{}, 0, false
 	}
 	minutes, _ := strconv.Atoi(w.minutes)
 	if _, err := strconv.ParseInt(w.reset, 10, 64); used == 0 && minutes <= 0 && err != nil {
 		// An empty slot: 0% of no window, resetting never. codex-rs
 		// drops these too (parse_rate_limit_window).
-		return Window{}, false
+		return Window{}, 0, false
 	}
 	var out Window
 	out.Used = used
@@ -263,23 +292,22 @@ func codexWindow(w window, names map[string]string, now time.Time) (Window, bool
 	if d <= 0 {
 		d = secondsDur(w.resetAfter)
 	}
-	out.ResetsAt = resetAt(d, now)
-	return out, true
+	return out, d, true
 }
 
 // countWindow reads an API key's request or token bucket: used is the
-// share of the limit not remaining.
-func countWindow(w window, now time.Time) (Window, bool) {
+// share of the limit not remaining. Like unifiedWindow, it returns the
+// time until the reset beside the window.
+func countWindow(w window, now time.Time) (Window, time.Duration, bool) {
 	limit, ok1 := parseDecimal(w.limit)
 	remaining, ok2 := parseDecimal(w.level)
 	if !ok1 || !ok2 || limit <= 0 || remaining > limit {
-		return Window{}, false
+		return Window{}, 0, false
 	}
 	var out Window
-	out.Name = strings.ReplaceAll(w.name, "-", "_")
+	out.Name = underscored(w.name)
 	out.Used = 1 - remaining/limit
-	out.ResetsAt = resetAt(w.resetIn(now), now)
-	return out, true
+	return out, w.resetIn(now), true
 }
 
 // overage reads Claude's extra-usage pool from its unified headers.
@@ -410,11 +438,17 @@ func fraction(s string, scale float64) (float64, bool) {
 
 // resetAt is now+d, or nil when d is no believable reset.
 func resetAt(d time.Duration, now time.Time) *time.Time {
-	if d <= 0 || d > MaxRetryAfter {
+	if !believable(d) {
 		return nil
 	}
 	t := now.Add(d)
 	return &t
+}
+
+// believable: a time until a reset that is no garbage: in the future, and
+// not absurdly far (MaxRetryAfter).
+func believable(d time.Duration) bool {
+	return d > 0 && d <= MaxRetryAfter
 }
 
 func parseBool(s string) (v, known bool) {
