@@ -8,12 +8,12 @@ require (
 	github.com/godbus/dbus/v5 v5.2.2
 	github.com/gorilla/websocket v1.5.3
 	github.com/kardianos/service v1.3.0
+	github.com/tidwall/gjson v1.20.4
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/sys v0.49.0
 )
 
 require (
-	github.com/tidwall/gjson v1.20.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
 )

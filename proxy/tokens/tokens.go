@@ -12,7 +12,8 @@ package tokens
 
 import (
 	"bytes"
-	"encoding/json"
+	"strconv"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -54,15 +55,10 @@ func (m *Meter) Seen() bool { return m.seen }
 func (m *Meter) Event(name string, data []byte) {
 	switch name {
 	case "message_start":
-		// {"type":"message_start","message":{..., "usage":{...}}}
-		var e struct {
-			Message struct {
-				Usage *wireUsage `json:"usage"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(data, &e) == nil {
-			m.apply(e.Message.Usage)
-		}
+		// {"type":"message_start","message":{..., "usage":{...}}}. As
+		// for every event, only the usage object is read and checked:
+		// broken JSON elsewhere in the event does not lose its counts.
+		m.at(data, "message.usage")
 	case "message_delta":
 		// {"type":"message_delta","delta":{...},"usage":{"output_tokens":N}}:
 		// cumulative, so later values replace earlier ones.
@@ -106,11 +102,12 @@ func (m *Meter) JSON(body []byte) {
 	m.top(body)
 }
 
-// top and response decode only the usage object: a whole answer (or a
-// response.completed event, which repeats the answer) can be large, and
-// decoding all of it to read a few counts cost more than the rest of the
-// proxy's work on a request (bench/findings_served.go). gjson finds the
-// object without decoding what is around it.
+// top, response and message_start read only the usage object: a whole
+// answer (or a response.completed event, which repeats the answer) can be
+// large, and decoding all of it to read a few counts cost more than the
+// rest of the proxy's work on a request (bench/findings_served.go). gjson
+// finds the object without decoding what is around it, and reads its
+// counts without reflection.
 func (m *Meter) top(data []byte) { m.at(data, "usage") }
 
 func (m *Meter) response(data []byte) { m.at(data, "response.usage") }
@@ -120,9 +117,8 @@ func (m *Meter) at(data []byte, path string) {
 	if !r.IsObject() {
 		return
 	}
-	var u wireUsage
-	if json.Unmarshal([]byte(r.Raw), &u) == nil {
-		m.apply(&u)
+	if w, ok := readUsage(r.Raw); ok {
+		m.apply(&w)
 	}
 }
 
@@ -142,49 +138,126 @@ func objectFollows(b []byte) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// wireUsage is the union of the three wires' usage objects. Pointers tell
-// a field that is absent (keep what we had) from a zero.
+// wireUsage is the union of the three wires' usage objects.
 type wireUsage struct {
 	// Anthropic Messages; Responses also uses input_tokens/output_tokens.
-	InputTokens   *int64 `json:"input_tokens"`
-	OutputTokens  *int64 `json:"output_tokens"`
-	CacheRead     *int64 `json:"cache_read_input_tokens"`
-	CacheCreation *int64 `json:"cache_creation_input_tokens"`
+	InputTokens   count // input_tokens
+	OutputTokens  count // output_tokens
+	CacheRead     count // cache_read_input_tokens
+	CacheCreation count // cache_creation_input_tokens
 	// Responses
-	InputDetails *details `json:"input_tokens_details"`
+	InputDetails details // input_tokens_details
 	// Chat Completions
-	PromptTokens     *int64   `json:"prompt_tokens"`
-	CompletionTokens *int64   `json:"completion_tokens"`
-	PromptDetails    *details `json:"prompt_tokens_details"`
+	PromptTokens     count   // prompt_tokens
+	CompletionTokens count   // completion_tokens
+	PromptDetails    details // prompt_tokens_details
 }
 
+// count is one count of a usage object. set tells a count that is absent
+// or null (keep what we had) from a zero.
+type count struct {
+	n   int64
+	set bool
+}
+
+// details is an input_tokens_details or prompt_tokens_details object; set
+// when it was there and not null.
 type details struct {
-	CachedTokens *int64 `json:"cached_tokens"`
+	CachedTokens count // cached_tokens
+	set          bool
+}
+
+// readUsage reads a usage object. It keeps what decoding it with
+// encoding/json into pointer fields did: a count must be an integer that
+// fits in int64 (so not 12.0, 1e3, "12" or true) or null, which reads as
+// absent; a details field must be an object or null; other fields may
+// hold anything; the last of repeated fields wins; and one bad value or
+// broken JSON drops the whole object (ok false). One difference: field
+// names match exactly, where encoding/json also took "Input_Tokens".
+func readUsage(raw string) (w wireUsage, ok bool) {
+	if !gjson.Valid(raw) {
+		return w, false
+	}
+	ok = true
+	gjson.Parse(raw).ForEach(func(key, v gjson.Result) bool {
+		switch key.Str {
+		case "input_tokens":
+			ok = w.InputTokens.read(v)
+		case "output_tokens":
+			ok = w.OutputTokens.read(v)
+		case "cache_read_input_tokens":
+			ok = w.CacheRead.read(v)
+		case "cache_creation_input_tokens":
+			ok = w.CacheCreation.read(v)
+		case "input_tokens_details":
+			ok = w.InputDetails.read(v)
+		case "prompt_tokens":
+			ok = w.PromptTokens.read(v)
+		case "completion_tokens":
+			ok = w.CompletionTokens.read(v)
+		case "prompt_tokens_details":
+			ok = w.PromptDetails.read(v)
+		}
+		return ok
+	})
+	return w, ok
+}
+
+// read takes a count's value; false when it is not an int64 or null.
+func (c *count) read(v gjson.Result) bool {
+	switch v.Type {
+	case gjson.Null:
+		*c = count{}
+		return true
+	case gjson.Number:
+		n, err := strconv.ParseInt(v.Raw, 10, 64)
+		if err != nil {
+			return false
+		}
+		*c = count{n: n, set: true}
+		return true
+	}
+	return false
+}
+
+// read takes a details object; false when it is neither an object nor
+// null, or holds a bad cached_tokens. A repeated object adds to the first,
+// as encoding/json did.
+func (d *details) read(v gjson.Result) bool {
+	switch {
+	case v.Type == gjson.Null:
+		*d = details{}
+		return true
+	case v.IsObject():
+		d.set = true
+		ok := true
+		v.ForEach(func(key, v gjson.Result) bool {
+			if key.Str == "cached_tokens" {
+				ok = d.CachedTokens.read(v)
+			}
+			return ok
+		})
+		return ok
+	}
+	return false
 }
 
 func (m *Meter) apply(w *wireUsage) {
-	if w == nil {
-		return
-	}
 	m.seen = true
-	set := func(dst *int64, src *int64) {
-		if src != nil {
-			*dst = *src
+	set := func(dst *int64, src count) {
+		if src.set {
+			*dst = src.n
 		}
 	}
 	// OpenAI's shapes: input includes the cached part.
-	if w.PromptTokens != nil || w.CompletionTokens != nil || w.InputDetails != nil || w.PromptDetails != nil {
+	if w.PromptTokens.set || w.CompletionTokens.set || w.InputDetails.set || w.PromptDetails.set {
 		m.openai = true
 		set(&m.inputAll, w.InputTokens)
 		set(&m.inputAll, w.PromptTokens)
 		set(&m.u.Output, w.OutputTokens)
 		set(&m.u.Output, w.CompletionTokens)
-		if w.InputDetails != nil {
-			set(&m.cached, w.InputDetails.CachedTokens)
-		}
-		if w.PromptDetails != nil {
-			set(&m.cached, w.PromptDetails.CachedTokens)
-		}
+		set(&m.cached, w.InputDetails.CachedTokens)
+		set(&m.cached, w.PromptDetails.CachedTokens)
 		m.u.CacheRead = min(m.cached, m.inputAll)
 		m.u.Input = m.inputAll - m.u.CacheRead
 		return
