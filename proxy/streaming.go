@@ -201,7 +201,6 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	cred := lease.Credential
 	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
 	rn.credKind, rn.servedModel, rn.meter = cred.Kind, rn.model, a.meter
-	p.o.Pool.Confirm(cred.ID, rn.model)
 
 	h := rn.w.Header()
 	copyHeader(h, resp.Header)
@@ -212,15 +211,22 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	}
 	rn.w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(rn.w)
+	var werr error
 	if len(a.head) > 0 {
-		if _, err := rn.w.Write(a.head); err != nil {
-			rn.clientGone(cred.ID)
-			return
+		if _, werr = rn.w.Write(a.head); werr == nil {
+			rn.firstByte = p.o.Clock.Now()
 		}
-		rn.firstByte = p.o.Clock.Now()
 	}
-	if stream {
+	if stream && werr == nil {
 		rc.Flush()
+	}
+	// After the first bytes are on their way, not before: the client's
+	// first token should not wait for the pool's bookkeeping. The upstream
+	// answered 2xx whether or not the client is still there.
+	p.o.Pool.Confirm(cred.ID, rn.model)
+	if werr != nil {
+		rn.clientGone(cred.ID)
+		return
 	}
 	var err error
 	var failed *classify.Verdict
