@@ -102,7 +102,7 @@ func report(r *Results) string {
 	}
 	p("\n%d of %d met.", met, len(r.Targets))
 	if missed := missedWithFindings(r); len(missed) > 0 {
-		p(" Why each miss happens, and the change that would fix it: [Findings](#findings).")
+		p(" Why each miss happens, what was done about it and what is left: [Findings](#findings).")
 	}
 	p("\n\n")
 
@@ -172,12 +172,15 @@ func report(r *Results) string {
 		for _, st := range goodput.Strategies() {
 			p("- **%s**: %s\n", st.Name, st.Title)
 		}
-		p("\nRows in italics are *what if*: subpool with a change the findings propose, played on the same real pool and\n")
-		p("classifier to measure it before it is written; no target is judged on them.\n\n")
-		for _, pr := range goodput.Proposals() {
-			p("- *%s*: %s\n", pr.Name, pr.Title)
-		}
 		p("\n")
+		if prs := goodput.Proposals(); len(prs) > 0 {
+			p("Rows in italics are *what if*: subpool with a change the findings propose, played on the same real pool and\n")
+			p("classifier to measure it before it is written; no target is judged on them.\n\n")
+			for _, pr := range prs {
+				p("- *%s*: %s\n", pr.Name, pr.Title)
+			}
+			p("\n")
+		}
 		by := map[string][]goodput.Result{}
 		for _, g := range r.Goodput {
 			by[g.Scenario] = append(by[g.Scenario], g)
@@ -216,8 +219,8 @@ func report(r *Results) string {
 
 	if missed := missedWithFindings(r); len(missed) > 0 {
 		p("## Findings\n\n")
-		p("Each missed target: the code responsible and the proposed fix (for the lead to apply; the bench does not\n")
-		p("change the proxy). The bench prints the findings that match this run's misses.\n\n")
+		p("Each missed target: the code responsible, what was done about it and what is left or proposed (the bench\n")
+		p("does not change the proxy). The bench prints the findings that match this run's misses.\n\n")
 		for _, f := range missed {
 			p("### %s\n\nMisses: %s.\n\n%s\n\n", f.title, strings.Join(f.targets, "; "), strings.TrimSpace(f.text(r)))
 		}
