@@ -238,6 +238,10 @@ var streamCodeStatus = map[string]int{
 	"usage_limit_reached":     429,
 	"usage_not_included":      429,
 	"server_overloaded":       503, // Codex's codex_error_info
+	"invalid_api_key":         401, // OpenAI: "Incorrect API key provided"
+	"invalid_organization":    401,
+	"account_deactivated":     401,
+	"token_expired":           401, // ChatGPT backend (Codex): the access token
 	"context_length_exceeded": 400,
 	"invalid_prompt":          400,
 	"server_error":            500,
