@@ -260,11 +260,10 @@ func startServer(o serverOptions) (*server, error) {
 	}()
 	go func() {
 		defer close(s.pollDone)
-		if cfg.Usage.Poll > 0 {
-			u := &usagePoller{clk: clk, every: cfg.Usage.Poll, pool: s.core.pool, auth: s.secrets, providers: cfg.Providers,
-				client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: logf}
-			u.run(rctx)
-		}
+		u := &usagePoller{clk: clk, every: func() time.Duration { return s.live.load().Usage.Poll },
+			pool: s.core.pool, auth: s.secrets, providers: cfg.Providers,
+			client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: logf}
+		u.run(rctx)
 	}()
 	go s.saveLoop()
 	s.watchReload()

@@ -35,8 +35,10 @@ const usagePollBackoff = 30 * time.Second
 // says nothing about the login's quota. Paused and parked logins are left
 // alone; the refresher deals with their tokens.
 type usagePoller struct {
-	clk       clock.Clock
-	every     time.Duration // [usage] poll; > 0
+	clk clock.Clock
+	// every is [usage] poll, read on each look so that a reload of
+	// config.toml applies at once; 0 (never) leaves every login alone.
+	every     func() time.Duration
 	pool      *pool.Pool
 	auth      auth.Authenticator
 	providers map[string]config.Provider
@@ -48,16 +50,34 @@ type usagePoller struct {
 }
 
 type pollState struct {
-	next    time.Time // no poll before this (after a poll, or a backoff)
+	last    time.Time // when the last poll started
+	retryAt time.Time // after a failure: no poll before this
 	fails   int       // failures in a row
 	noScope bool      // the login cannot read its usage: never again
+}
+
+// due reports whether the login may be polled now. The interval counts
+// from the last poll rather than a time fixed then, so a reload that
+// shortens [usage] poll applies at once.
+func (st *pollState) due(now time.Time, every time.Duration) bool {
+	if st.noScope {
+		return false
+	}
+	if st.fails > 0 {
+		return !now.Before(st.retryAt)
+	}
+	return st.last.IsZero() || now.Sub(st.last) >= every
 }
 
 // run looks over the logins until ctx ends.
 func (u *usagePoller) run(ctx context.Context) {
 	for {
 		u.sweep(ctx)
-		if clock.Sleep(ctx, u.clk, min(usageLookEvery, u.every)) != nil {
+		wait := usageLookEvery
+		if every := u.every(); every > 0 {
+			wait = min(wait, every)
+		}
+		if clock.Sleep(ctx, u.clk, wait) != nil {
 			return
 		}
 	}
@@ -65,6 +85,10 @@ func (u *usagePoller) run(ctx context.Context) {
 
 // sweep polls every login that is due, one after the other.
 func (u *usagePoller) sweep(ctx context.Context) {
+	every := u.every()
+	if every <= 0 {
+		return
+	}
 	if u.st == nil {
 		u.st = map[string]*pollState{}
 	}
@@ -87,13 +111,13 @@ func (u *usagePoller) sweep(ctx context.Context) {
 			u.st[c.ID] = st
 		}
 		now := u.clk.Now()
-		if st.noScope || now.Before(st.next) {
+		if !st.due(now, every) {
 			continue
 		}
-		if at := u.pool.UsageAt(c.ID); !at.IsZero() && now.Sub(at) < u.every {
+		if at := u.pool.UsageAt(c.ID); !at.IsZero() && now.Sub(at) < every {
 			continue // a request reported it lately
 		}
-		u.poll(ctx, c, cp, st)
+		u.poll(ctx, c, cp, st, every)
 	}
 	for id := range u.st {
 		if !seen[id] {
@@ -103,9 +127,9 @@ func (u *usagePoller) sweep(ctx context.Context) {
 }
 
 // poll asks one login's usage endpoint and hands the windows to the pool.
-func (u *usagePoller) poll(ctx context.Context, c api.CredentialStatus, cp config.Provider, st *pollState) {
+func (u *usagePoller) poll(ctx context.Context, c api.CredentialStatus, cp config.Provider, st *pollState, every time.Duration) {
 	start := u.clk.Now()
-	st.next = start.Add(u.every)
+	st.last = start
 	q, retry, err := u.fetch(ctx, c, cp)
 	switch {
 	case err == nil:
@@ -119,10 +143,10 @@ func (u *usagePoller) poll(ctx context.Context, c api.CredentialStatus, cp confi
 	case ctx.Err() != nil:
 	default:
 		st.fails++
-		wait := min(usagePollBackoff<<min(st.fails-1, 10), max(u.every, usagePollBackoff))
-		st.next = start.Add(max(wait, retry))
+		wait := min(usagePollBackoff<<min(st.fails-1, 10), max(every, usagePollBackoff))
+		st.retryAt = start.Add(max(wait, retry))
 		if st.fails == 1 {
-			u.logf("usage of %s: %v; trying again in %s", labelOr(c), err, st.next.Sub(start))
+			u.logf("usage of %s: %v; trying again in %s", labelOr(c), err, st.retryAt.Sub(start))
 		}
 	}
 }

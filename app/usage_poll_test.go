@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,8 +38,10 @@ type pollFixture struct {
 	up   *sim.Server
 	pool *pool.Pool
 	u    *usagePoller
-	logs []string
-	mu   sync.Mutex
+	// every is [usage] poll as the live config has it.
+	every atomic.Int64
+	logs  []string
+	mu    sync.Mutex
 }
 
 func newPollFixture(t *testing.T, creds ...pool.Credential) *pollFixture {
@@ -58,7 +61,8 @@ func newPollFixture(t *testing.T, creds ...pool.Credential) *pollFixture {
 	a.UsageURL = f.up.URL() + "/api/oauth/usage"
 	o.UsageURL = f.up.URL() + "/backend-api/wham/usage"
 	provs[config.Anthropic], provs[config.OpenAI] = a, o
-	f.u = &usagePoller{clk: f.clk, every: 5 * time.Minute, pool: f.pool, auth: bearerAuth{}, providers: provs,
+	f.every.Store(int64(5 * time.Minute))
+	f.u = &usagePoller{clk: f.clk, every: func() time.Duration { return time.Duration(f.every.Load()) }, pool: f.pool, auth: bearerAuth{}, providers: provs,
 		client: &http.Client{Timeout: 10 * time.Second},
 		logf: func(format string, a ...any) {
 			f.mu.Lock()
@@ -140,6 +144,30 @@ func TestUsagePollOnlyIdleLoginsOncePerInterval(t *testing.T) {
 	f.want("after the interval", map[string]int{"idle": 2, "gpt": 1, "busy": 1})
 	f.at(10 * time.Minute)
 	f.want("two intervals", map[string]int{"idle": 3, "gpt": 2, "busy": 2})
+}
+
+// [usage] poll is a live key: a reload that changes it applies from the
+// next look, shortening, lengthening, or turning polling off and on.
+func TestUsagePollIntervalFollowsTheLiveConfig(t *testing.T) {
+	f := newPollFixture(t, claudeLogin("idle"))
+	f.at(0)
+	f.want("at start", map[string]int{"idle": 1})
+
+	f.every.Store(int64(time.Minute)) // edited from 5 minutes
+	f.at(time.Minute)
+	f.want("a minute later, on the new interval", map[string]int{"idle": 2})
+
+	f.every.Store(0) // polling turned off
+	f.at(30 * time.Minute)
+	f.want("while off", map[string]int{"idle": 2})
+
+	f.every.Store(int64(10 * time.Minute)) // and on again
+	f.at(31 * time.Minute)
+	f.want("on again, its last poll long past", map[string]int{"idle": 3})
+	f.at(40 * time.Minute)
+	f.want("within the new interval", map[string]int{"idle": 3})
+	f.at(41 * time.Minute)
+	f.want("after it", map[string]int{"idle": 4})
 }
 
 // Issue 15, Show 2: paused and parked logins are not polled.
