@@ -53,6 +53,9 @@ type request struct {
 	// abort: a JSON answer failed after its headers went out; the
 	// connection is cut once request_finished is out.
 	abort bool
+	// committed: the client has a stream's status and headers, and
+	// nothing of its body yet (run.commit).
+	committed bool
 }
 
 // run is the attempt loop on one provider: the client's, or a fallback
@@ -88,6 +91,13 @@ func (rn *run) loop() *policy.Action {
 		}
 		lease, ex := rn.lease()
 		if lease == nil {
+			if ex != nil && rn.committed {
+				// The client already has this stream's headers: the
+				// refusal goes in the stream, and no other provider
+				// takes over an answer begun here.
+				rn.fail(ex.Status, ex.Message, ex.RetryAfter)
+				return nil
+			}
 			return ex
 		}
 		cred := lease.Credential
@@ -413,6 +423,11 @@ func (rn *run) fail(status int, msg string, retryAfter time.Duration) {
 	rn.status = status
 	if rn.class == "" {
 		rn.class = classRefused
+	}
+	if rn.committed {
+		rn.w.Write(statusEvent(rn.prov.Wire, status, "", msg))
+		http.NewResponseController(rn.w).Flush()
+		return
 	}
 	rn.setHeaders(rn.w.Header(), rn.cred)
 	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter)

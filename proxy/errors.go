@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -92,12 +93,51 @@ func openaiType(status int) (typ, code string) {
 // sseError is a provider-shaped error event for a stream that already
 // started: the status line is gone, so the error travels in-band.
 func sseError(wire, msg string) []byte {
+	return statusEvent(wire, http.StatusBadGateway, "upstream_error", msg)
+}
+
+// statusEvent is the error event standing for an HTTP error of status, in
+// the shape the wire's streams carry errors: Anthropic's error body as the
+// data of `event: error`, OpenAI's `{"type":"error","code",...}` (code ""
+// takes the status's).
+func statusEvent(wire string, status int, code, msg string) []byte {
+	var b []byte
 	if wire == "openai" {
-		b, _ := json.Marshal(map[string]any{
-			"type": "error", "code": "upstream_error", "message": msg, "param": nil,
-		})
-		return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
+		if code == "" {
+			_, code = openaiType(status)
+		}
+		b, _ = json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil})
+	} else {
+		b = errorBody("anthropic", status, msg)
 	}
-	b := errorBody("anthropic", http.StatusBadGateway, msg)
 	return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
+}
+
+// errorEvent is an upstream's HTTP error body as its wire's error event,
+// for a client that already has a stream's headers: an Anthropic error
+// body is the event's data as it is; an OpenAI one keeps its code and
+// message.
+func errorEvent(wire string, status int, body []byte) []byte {
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
+		return statusEvent(wire, status, "", "the upstream answered "+strconv.Itoa(status)+": "+quoteShort(string(body)))
+	}
+	if wire != "openai" && e.Type == "error" && e.Error.Type != "" {
+		var c bytes.Buffer
+		if json.Compact(&c, body) == nil {
+			return append(append([]byte("event: error\ndata: "), c.Bytes()...), '\n', '\n')
+		}
+	}
+	code, _ := e.Error.Code.(string)
+	if code == "" {
+		code = e.Error.Type
+	}
+	return statusEvent(wire, status, code, e.Error.Message)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
@@ -19,8 +20,9 @@ type streamWire struct {
 	// event builds the error event's data for a class, its message
 	// padded to about pad bytes.
 	event func(class classify.Class, pad int) string
-	// end is what only a complete answer of this wire contains.
-	end string
+	// end is what only a complete answer of this wire contains; opening
+	// is how its stream begins.
+	end, opening string
 }
 
 func pad(msg string, n int) string {
@@ -32,7 +34,7 @@ func pad(msg string, n int) string {
 
 var streamWires = []streamWire{
 	{
-		name: "messages", path: "/v1/messages", end: "message_stop",
+		name: "messages", path: "/v1/messages", end: "message_stop", opening: "event: message_start\n",
 		body: `{"model":"claude-sonnet-4-5","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
 		event: func(c classify.Class, n int) string {
 			sample := map[classify.Class][2]string{
@@ -49,7 +51,7 @@ var streamWires = []streamWire{
 		},
 	},
 	{
-		name: "responses", path: "/v1/responses", end: "response.completed",
+		name: "responses", path: "/v1/responses", end: "response.completed", opening: "event: response.created\n",
 		body: `{"model":"gpt-5","input":"hi","stream":true}`,
 		event: func(c classify.Class, n int) string {
 			code, msg := openaiSample(c)
@@ -63,7 +65,7 @@ var streamWires = []streamWire{
 		},
 	},
 	{
-		name: "chat", path: "/v1/chat/completions", end: "[DONE]",
+		name: "chat", path: "/v1/chat/completions", end: "[DONE]", opening: `data: {"choices":[{"delta":{"content":"","refusal":null,"role":"assistant"}`,
 		body: `{"model":"gpt-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
 		event: func(c classify.Class, n int) string {
 			code, msg := openaiSample(c)
@@ -94,13 +96,16 @@ func openaiSample(c classify.Class) (code, msg string) {
 }
 
 // TestStreamErrorMatrix: an error inside a 200 stream, on each wire, of
-// each class, at each position, small and large. Before any byte reached
-// the client it is acted on like the same refusal as an HTTP status: a
-// client error reaches the client as an HTTP error in the provider's
-// shape (never an empty 200), a rate limit or a dead key rotates, an
-// overload or a blip is tried again in place. After content reached the
-// client the stream passes through unchanged, ending with the upstream's
-// own error event, and nothing is tried again.
+// each class, at each position, small and large. Before any byte of the
+// body reached the client it is acted on like the same refusal as an HTTP
+// status: a rate limit or a dead key rotates, an overload or a blip is
+// tried again in place, and a client error reaches the client, never as
+// an empty 200. As the first event it comes as the HTTP error it stands
+// for, in the provider's shape; after the opening events the client
+// already has the stream's headers, so it gets the stream as the upstream
+// sent it. After content reached the client the stream passes through
+// unchanged, ending with the upstream's own error event, and nothing is
+// tried again.
 func TestStreamErrorMatrix(t *testing.T) {
 	classes := []classify.Class{classify.ClientError, classify.RateLimit, classify.Capacity, classify.Transient, classify.AuthExpired, classify.AuthInvalid}
 	positions := []struct {
@@ -133,7 +138,14 @@ func TestStreamErrorMatrix(t *testing.T) {
 							t.Fatalf("no answer: %s", r.body)
 						}
 						calls := strings.Join(e.credsSeen(), ",")
-						started := pos.after > 0
+						started, opened := pos.after > 0, pos.after < 0
+						served := func() string {
+							fin := e.rec.of(api.EventRequestFinished)
+							if len(fin) != 1 {
+								return fmt.Sprintf("%d request_finished", len(fin))
+							}
+							return fin[0].CredentialID
+						}
 
 						switch {
 						case started:
@@ -144,6 +156,13 @@ func TestStreamErrorMatrix(t *testing.T) {
 							}
 							if c == classify.RateLimit && e.state("key-a").State != api.StateCooling {
 								t.Errorf("a rate limit after content did not cool key-a: %+v", e.state("key-a"))
+							}
+						case c == classify.ClientError && opened:
+							// The client has the headers: the stream as the
+							// upstream sent it, its error event last.
+							if r.resp.StatusCode != 200 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "text/event-stream") ||
+								!strings.HasSuffix(r.body, data+"\n\n") || !strings.HasPrefix(r.body, w.opening) || calls != "key-a" {
+								t.Fatalf("status %d (%s), calls %s, body %.300s", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), calls, r.body)
 							}
 						case c == classify.ClientError:
 							// The upstream's error, as the HTTP error it
@@ -166,8 +185,20 @@ func TestStreamErrorMatrix(t *testing.T) {
 								t.Fatalf("status %d, calls %s, body %.200s", r.resp.StatusCode, calls, r.body)
 							}
 						default: // rate limit, dead key: another credential
-							if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-b" || r.resp.Header.Get("x-subpool-credential") != "key-b" {
-								t.Fatalf("status %d, calls %s, body %.200s", r.resp.StatusCode, calls, r.body)
+							// The headers name the credential whose stream
+							// opened the answer; request_finished the one
+							// that served it.
+							head := "key-b"
+							if opened {
+								head = "key-a"
+							}
+							if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-b" ||
+								r.resp.Header.Get("x-subpool-credential") != head || served() != "key-b" {
+								t.Fatalf("status %d, calls %s, header %s, served %s, body %.200s", r.resp.StatusCode, calls,
+									r.resp.Header.Get("x-subpool-credential"), served(), r.body)
+							}
+							if opened && strings.Count(r.body, w.opening) != 1 {
+								t.Errorf("the client got the opening events %d times: %.300s", strings.Count(r.body, w.opening), r.body)
 							}
 						}
 						if !started && strings.Contains(r.body, data) && c != classify.ClientError {
@@ -221,5 +252,146 @@ func TestStreamCapacitySpentRelays(t *testing.T) {
 	resp, body := e.post("/v1/messages", streamWires[0].body)
 	if resp.StatusCode != 529 || !strings.Contains(body, "overloaded_error") {
 		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+}
+
+// Once a stream's opening events have come, the client has its headers
+// (200, text/event-stream) and none of its body. A refusal after that
+// which subpool cannot get past still reaches the client, in the stream,
+// in the wire's own error shape: never an empty 200, never a JSON body
+// inside an event stream, and no second provider takes over an answer
+// begun on the first.
+func TestStreamOpenedRefusals(t *testing.T) {
+	ladder := withLadder(t, "")
+	for _, tc := range []struct {
+		name  string
+		wire  streamWire
+		opts  []envOpt
+		steps []sim.Step
+		calls string
+		check func(t *testing.T, body string)
+	}{
+		{
+			// The pool runs out after the opening events: subpool's own
+			// refusal, as an error event. Fallback is configured and
+			// ready, and not taken.
+			name: "exhausted, messages", wire: streamWires[0],
+			opts:  []envOpt{ladder, func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.RateLimit, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "error", "type") == "" || !strings.Contains(str(ev[0].data, "error", "message"), "anthropic") {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			name: "exhausted, responses", wire: streamWires[1],
+			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[1].event(classify.RateLimit, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "code") == "" || str(ev[0].data, "message") == "" {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			// The overload budget is spent: the stream as the upstream
+			// sent it, its overload last.
+			name: "capacity spent, messages", wire: streamWires[0],
+			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.CapacityMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Capacity, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: func(t *testing.T, body string) {
+				if !strings.HasPrefix(body, "event: message_start\n") || !strings.HasSuffix(body, streamWires[0].event(classify.Capacity, 0)+"\n\n") {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			// A blip after the opening events is tried again in place, and
+			// the retry is refused over HTTP: the upstream's error body
+			// becomes the error event's data.
+			name: "retry refused, messages", wire: streamWires[0],
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
+			calls: "key-a,key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "error", "type") != "invalid_request_error" || str(ev[0].data, "error", "message") == "" {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			name: "retry refused, responses", wire: streamWires[1],
+			steps: []sim.Step{{StreamError: streamWires[1].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
+			calls: "key-a,key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "code") == "" || str(ev[0].data, "message") == "" {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, false, tc.opts...)
+			provider := "anthropic"
+			if tc.wire.name != "messages" {
+				provider = "openai"
+			}
+			e.key(provider, "key-a")
+			if provider == "anthropic" {
+				e.key("openai", "key-o")
+			}
+			e.up.Script("key-a", tc.steps...)
+			r := e.pump(e.async(context.Background(), tc.wire.path, tc.wire.body))
+			if r.resp == nil {
+				t.Fatalf("no answer: %s", r.body)
+			}
+			if r.resp.StatusCode != 200 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("status %d (%s): %q", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), r.body)
+			}
+			if calls := strings.Join(e.credsSeen(), ","); calls != tc.calls {
+				t.Fatalf("calls %s, want %s", calls, tc.calls)
+			}
+			if r.resp.Header.Get("x-subpool-fallback") != "" || len(e.rec.of(api.EventFallback)) != 0 {
+				t.Fatalf("fell back after the stream began")
+			}
+			tc.check(t, r.body)
+			if fin := e.rec.of(api.EventRequestFinished); len(fin) != 1 || fin[0].Status == 200 || fin[0].Class == "ok" {
+				t.Fatalf("request_finished %+v", fin)
+			}
+		})
+	}
+}
+
+// A fallback target's stream that opens and is then refused: the client
+// (on another wire) has the translated headers, and gets the refusal as
+// the one error event of its own wire.
+func TestStreamOpenedRefusalOnFallback(t *testing.T) {
+	e := newEnv(t, false, withLadder(t, ""), func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 })
+	e.key("anthropic", "key-a")
+	e.key("openai", "key-o")
+	e.coolAll("anthropic", time.Hour)
+	e.up.Script("key-o", sim.Step{StreamError: streamWires[1].event(classify.RateLimit, 0), ErrorAfter: -1})
+	r := e.pump(e.async(context.Background(), "/v1/messages", streamWires[0].body))
+	if r.resp == nil || r.resp.StatusCode != 200 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("%v: %q", r.resp, r.body)
+	}
+	if calls := strings.Join(e.credsSeen(), ","); calls != "key-o" {
+		t.Fatalf("calls %s", calls)
+	}
+	ev := readSSE(t, r.body)
+	last := ev[len(ev)-1]
+	if len(ev) != 1 || last.name != "error" || str(last.data, "type") != "error" || str(last.data, "error", "message") == "" {
+		t.Fatalf("%q", r.body)
 	}
 }

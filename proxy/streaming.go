@@ -104,7 +104,7 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 		}
 	}
 	if ok && isEventStream(resp.Header) {
-		rn.peek(a)
+		rn.peek(a, cred.ID)
 	}
 	return a
 }
@@ -113,7 +113,13 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 // an error event: errors can arrive inside a 200 stream before any
 // content, and such a stream is acted on like the HTTP error it stands
 // for.
-func (rn *run) peek(a *answer) {
+//
+// Once the stream's first event has shown it is no error in disguise
+// (the usual refusal comes first, in place of message_start), its headers
+// go to the client while the events stay held: the client is then ready
+// to read when content comes, and a later refusal before content can
+// still be retried, since no byte of the body has gone out (commit).
+func (rn *run) peek(a *answer, credID string) {
 	r := sse.NewReader(a.resp.Body, 0, true)
 	a.events, a.stream = r, true
 	var held []byte
@@ -153,6 +159,9 @@ func (rn *run) peek(a *answer) {
 		if !preamble[ev.Name] && !(ev.Name == "" && emptyChatChunk(ev.Data)) {
 			break
 		}
+		if !rn.committed {
+			rn.commit(a.resp, credID)
+		}
 	}
 	a.head = held
 }
@@ -183,6 +192,19 @@ func emptyChatChunk(data []byte) bool {
 	return true
 }
 
+// commit sends the client a stream's status and headers before its body.
+// From here on the client's status is 200 whatever follows: a refusal it
+// must see goes in the stream, in the wire's own error event (relay, fail).
+func (rn *run) commit(resp *http.Response, credID string) {
+	h := rn.w.Header()
+	copyHeader(h, resp.Header)
+	rn.setHeaders(h, credID)
+	h.Del("Content-Length")
+	rn.w.WriteHeader(resp.StatusCode)
+	http.NewResponseController(rn.w).Flush()
+	rn.committed = true
+}
+
 // copyBufs hold a JSON answer's copy buffer. 16 KiB, not the usual 32: a
 // read returns what the upstream flushed, so a larger buffer is only
 // memory held by every open answer.
@@ -202,14 +224,16 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
 	rn.credKind, rn.servedModel, rn.meter = cred.Kind, rn.model, a.meter
 
-	h := rn.w.Header()
-	copyHeader(h, resp.Header)
-	rn.setHeaders(h, cred.ID)
 	stream := a.stream || resp.ContentLength < 0
-	if stream {
-		h.Del("Content-Length")
+	if !rn.committed {
+		h := rn.w.Header()
+		copyHeader(h, resp.Header)
+		rn.setHeaders(h, cred.ID)
+		if stream {
+			h.Del("Content-Length")
+		}
+		rn.w.WriteHeader(resp.StatusCode)
 	}
-	rn.w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(rn.w)
 	var werr error
 	if len(a.head) > 0 {
@@ -389,7 +413,10 @@ func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController)
 // relay gives the client the upstream's refusal: an HTTP error as it came,
 // byte for byte however large (only its head was read to classify it); an
 // error inside a 200 stream as the HTTP error it stands for, with the
-// provider's JSON error body, never as an empty 200.
+// provider's JSON error body, never as an empty 200. Once the client has
+// a stream's headers (commit), the refusal goes in the stream: the
+// upstream's own events up to its error, or its HTTP error as the wire's
+// error event.
 func (rn *run) relay(credID string, a *answer, status int) {
 	rn.class, rn.cred, rn.status = a.verdict.Class, credID, status
 	if a.resp == nil {
@@ -397,6 +424,15 @@ func (rn *run) relay(credID string, a *answer, status int) {
 		return
 	}
 	defer a.resp.Body.Close()
+	if rn.committed {
+		ev := a.head
+		if !a.inStream {
+			ev = errorEvent(rn.prov.Wire, status, a.head)
+		}
+		rn.w.Write(ev)
+		http.NewResponseController(rn.w).Flush()
+		return
+	}
 	h := rn.w.Header()
 	copyHeader(h, a.resp.Header)
 	rn.setHeaders(h, credID)
