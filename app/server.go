@@ -233,11 +233,14 @@ func startServer(o serverOptions) (*server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/subpool/v1/", adm)
 	mux.Handle("/", s.proxy)
+	// Shared by every answer, as net/http spells the key: its capacity is
+	// its length, so an append copies.
+	subpoolHeader := []string{version}
 	s.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// Lets a second `subpool serve` tell "a running subpool" from
 			// "another program" when the address is taken.
-			w.Header().Set("X-Subpool", version)
+			w.Header()["X-Subpool"] = subpoolHeader
 			mux.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 30 * time.Second,

@@ -433,12 +433,29 @@ func (rn *run) fail(status int, msg string, retryAfter time.Duration) {
 	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter)
 }
 
+// setHeaders names the credential and the attempts on the answer. Keys
+// are set as net/http spells them, without canonicalizing: every answer
+// pays for this.
 func (rn *run) setHeaders(h http.Header, credID string) {
 	if credID != "" {
-		h.Set("x-subpool-credential", credID)
+		h["X-Subpool-Credential"] = []string{credID}
 	}
-	h.Set("x-subpool-attempts", strconv.Itoa(rn.attempts))
+	if rn.attempts < len(attemptValues) {
+		h["X-Subpool-Attempts"] = attemptValues[rn.attempts]
+	} else {
+		h["X-Subpool-Attempts"] = []string{strconv.Itoa(rn.attempts)}
+	}
 }
+
+// attemptValues are the usual x-subpool-attempts values, shared; each
+// slice's capacity is its length, so an append copies.
+var attemptValues = func() [][]string {
+	v := make([][]string, 10)
+	for i := range v {
+		v[i] = []string{strconv.Itoa(i)}
+	}
+	return v
+}()
 
 // send makes one upstream request with cred's auth.
 func (rn *run) send(au auth.Auth) (*http.Response, error) {

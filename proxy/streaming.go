@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/subpool/subpool/proxy/auth"
@@ -25,7 +26,16 @@ import (
 const maxHeld = 64 << 10
 
 func isEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	ct := h.Get("Content-Type")
+	// The two types upstreams send, spelled as they send them, are told
+	// apart without a full media-type parse on every answer.
+	if rest, ok := strings.CutPrefix(ct, "text/event-stream"); ok && (rest == "" || rest[0] == ';' || rest[0] == ' ') {
+		return true
+	}
+	if strings.HasPrefix(ct, "application/json") {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "text/event-stream"
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,5 +132,19 @@ func TestChunkedPassThrough(t *testing.T) {
 	resp, body := e.post("/v1/chat/completions", `{"model":"gpt-5"}`)
 	if resp.StatusCode != 200 || body != `{"part":0}{"part":1}{"part":2}` {
 		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+}
+
+// isEventStream's shortcuts agree with a full media-type parse.
+func TestIsEventStream(t *testing.T) {
+	for _, ct := range []string{
+		"text/event-stream", "text/event-stream; charset=utf-8", "text/event-stream;charset=utf-8",
+		"Text/Event-Stream", " text/event-stream", "text/event-streamx", "text/event-stream/x",
+		"application/json", "application/json; charset=utf-8", "application/jsonl", "", "text/plain", "garbage;;",
+	} {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if got, want := isEventStream(http.Header{"Content-Type": {ct}}), mt == "text/event-stream"; got != want {
+			t.Errorf("%q: %v, want %v", ct, got, want)
+		}
 	}
 }
