@@ -26,6 +26,14 @@ type secrets struct {
 
 	mu    sync.Mutex
 	cache map[string]map[string]string
+	// keyHeaders are API keys' auth headers, built once: every request of
+	// the key shares one, which the proxy only reads.
+	keyHeaders map[string]keyHeader
+}
+
+type keyHeader struct {
+	wire string
+	h    http.Header
 }
 
 func newSecrets(keys func() (keychain.Store, error), providers map[string]config.Provider) *secrets {
@@ -60,6 +68,7 @@ func (s *secrets) load(id string) (map[string]string, error) {
 func (s *secrets) forget(id string) {
 	s.mu.Lock()
 	delete(s.cache, id)
+	delete(s.keyHeaders, id)
 	s.mu.Unlock()
 }
 
@@ -71,11 +80,17 @@ func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 	if refresh {
 		return auth.Auth{}, auth.ErrNoRefresh
 	}
+	wire := s.providers[cred.Provider].Wire
+	s.mu.Lock()
+	kh, ok := s.keyHeaders[cred.ID]
+	s.mu.Unlock()
+	if ok && kh.wire == wire {
+		return auth.Auth{Header: kh.h}, nil
+	}
 	v, err := s.load(cred.ID)
 	if err != nil {
 		return auth.Auth{}, err
 	}
-	wire := s.providers[cred.Provider].Wire
 	h := http.Header{}
 	switch cred.Kind {
 	case "api_key":
@@ -84,6 +99,12 @@ func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 		} else {
 			h.Set("Authorization", "Bearer "+v["key"])
 		}
+		s.mu.Lock()
+		if s.keyHeaders == nil {
+			s.keyHeaders = map[string]keyHeader{}
+		}
+		s.keyHeaders[cred.ID] = keyHeader{wire, h}
+		s.mu.Unlock()
 		return auth.Auth{Header: h}, nil
 	}
 	return auth.Auth{}, fmt.Errorf("%w: %s credentials are not supported by this build", auth.ErrRelogin, cred.Kind)
