@@ -327,8 +327,12 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 				Kind: api.WaitSoleProvider, Outcome: outcome, Model: rn.model})
 		}
 	}
+	// The pool's change signal is taken only once a look has found
+	// nothing, and before the look that precedes a wait, so a change
+	// between that look and the wait is not missed; a request that finds a
+	// credential at once never makes the pool build one.
+	var changed <-chan struct{}
 	for {
-		changed := pl.Changed()
 		if rn.pinned != "" {
 			l, err := pl.Acquire(rn.pinned, rn.model)
 			if err == nil {
@@ -347,6 +351,10 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 			end("failed")
 			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error()}
 		}
+		if changed == nil {
+			changed = pl.Changed()
+			continue
+		}
 		act := policy.WhenUnavailable(rn.pol, rn.waited, rn.view(u))
 		if act.Kind != policy.WaitPool {
 			end("gave_up")
@@ -360,6 +368,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 				Kind: api.WaitSoleProvider, WaitMS: act.Delay.Milliseconds(), Until: &until, Reason: u.Error(), Model: rn.model})
 		}
 		err = rn.sleepUntil(act.Delay, changed)
+		changed = nil
 		after := p.o.Clock.Now()
 		rn.waited.Total += after.Sub(now)
 		rn.waited.Count++

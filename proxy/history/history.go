@@ -81,6 +81,9 @@ type DB struct {
 	dropped      atomic.Int64 // this process's drops
 	droppedBase  int64        // drops recorded in the file before this process
 	droppedSaved int64        // this process's drops already in the file; writer only
+
+	inserts map[int]*sql.Stmt // by rows; writer only (writer.go)
+	args    []any             // reused by insert; writer only
 }
 
 func dsn(path string, readOnly bool) string {

@@ -151,41 +151,51 @@ func (d *DB) commit(rows []api.Event) error {
 	return nil
 }
 
-// insert writes rows insertRows at a time, the rest one by one.
+// insert writes rows insertRows at a time and the rest in chunks of
+// falling powers of two, so a batch of any size takes a handful of Execs.
 func (d *DB) insert(ctx context.Context, tx *sql.Tx, rows []api.Event) error {
-	if len(rows) >= insertRows {
-		st, err := tx.PrepareContext(ctx, insertSQL(insertRows))
+	args := d.args[:0]
+	for n := insertRows; len(rows) > 0; n /= 2 {
+		if len(rows) < n {
+			continue
+		}
+		st, err := d.insertStmt(ctx, n)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		args := make([]any, 0, insertRows*rowColumns)
-		for len(rows) >= insertRows {
+		st = tx.StmtContext(ctx, st)
+		for len(rows) >= n {
 			args = args[:0]
-			for _, e := range rows[:insertRows] {
+			for _, e := range rows[:n] {
 				args = d.rowArgs(args, e)
 			}
 			if _, err := st.ExecContext(ctx, args...); err != nil {
 				return err
 			}
-			rows = rows[insertRows:]
+			rows = rows[n:]
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, insertSQL(1))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	args := make([]any, 0, rowColumns)
-	for _, e := range rows {
-		if _, err := st.ExecContext(ctx, d.rowArgs(args[:0], e)...); err != nil {
-			return err
-		}
-	}
+	clear(args) // the rows' strings go with the batch
+	d.args = args
 	return nil
+}
+
+// insertStmt is the INSERT of n rows, prepared once: parsing a statement
+// of hundreds of parameters for every batch costs more than the rows of a
+// small one.
+func (d *DB) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st := d.inserts[n]; st != nil {
+		return st, nil
+	}
+	st, err := d.sql.PrepareContext(ctx, insertSQL(n))
+	if err != nil {
+		return nil, err
+	}
+	if d.inserts == nil {
+		d.inserts = map[int]*sql.Stmt{}
+	}
+	d.inserts[n] = st
+	return st, nil
 }
 
 // rowColumns is how many values rowArgs appends.
@@ -203,19 +213,19 @@ func (d *DB) rowArgs(args []any, e api.Event) []any {
 			kind = k
 		}
 	}
-	var cost sql.NullFloat64
+	var cost any // NULL: no price known
 	if kind == api.KindAPIKey {
 		model := e.ServedModel
 		if model == "" {
 			model = e.Model
 		}
 		if p, ok := d.prices.lookup(model); ok {
-			cost = sql.NullFloat64{Float64: p.cost(e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens), Valid: true}
+			cost = p.cost(e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens)
 		}
 	}
 	return append(args,
 		e.Time.UnixMilli(), e.LatencyMS, e.TTFBMS, e.Provider, e.CredentialID, label, kind,
-		e.Client, e.ClientApp, e.Path, e.Model, e.ServedModel, e.FallbackTo, e.Status, e.Class, e.Attempts, e.WaitedMS,
+		e.Client, e.ClientApp, e.Path, e.Model, e.ServedModel, e.FallbackTo, int64(e.Status), e.Class, int64(e.Attempts), e.WaitedMS,
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, cost,
 	)
 }
