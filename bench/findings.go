@@ -208,7 +208,7 @@ resend it) and inspecting it, the windows read, the verdict and the policy, toke
 			},
 		},
 		{
-			title: "Time to first token: a stream's preamble is held until its first content (proxy/streaming.go `peek`, `deliver`)",
+			title: "Time to first token: a stream's preamble is held until its first content, its headers are not (proxy/streaming.go `peek`, `commit`, `deliver`)",
 			ids:   []string{"sse-ttft"},
 			text:  heldPreamble,
 		},
@@ -280,7 +280,7 @@ not a cost of subpool; run ` + "`go run ./bench -pin`" + ` on a quiet machine to
 			},
 		},
 		{
-			title: "Time to first byte of a stream: the preamble is held back on purpose",
+			title: "Time to first byte of a stream: the preamble is held back on purpose, the headers go at once",
 			text: func(r *Results) string {
 				if r.Overhead == nil || missed(r, "sse-ttft") {
 					return "" // then it is a finding
@@ -375,25 +375,22 @@ func heldPreamble(r *Results) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(`subpool holds a 200 stream's response headers and its preamble (message_start, content_block_start and
-ping; response.created, response.in_progress and the like) until the first event with content (` + "`peek`" + ` in
-proxy/streaming.go), so that an error event before any content, an in-stream overload or rate limit, can still be
-retried on another key or returned as the HTTP error it stands for: the engine requires it. ` + "`deliver`" + ` then
-writes the headers and the held events at once and flushes; the pool's ` + "`Confirm`" + ` comes after that flush, not
-before.`)
+	b.WriteString(`subpool holds a 200 stream's preamble (message_start, content_block_start and ping; response.created,
+response.in_progress and the like) until the first event with content (` + "`peek`" + ` in proxy/streaming.go), so that
+an error event before any content, an in-stream overload or rate limit, can still be retried on another key: the
+engine requires it. The response headers do not wait with it: once the stream's first event is an ordinary one (the
+usual refusal comes first, in its place), ` + "`commit`" + ` sends the status and headers, so the client has parsed them,
+and its HTTP client has handed the response to the caller, by the time content comes. ` + "`deliver`" + ` then writes the
+held events with the first delta in one write; the pool's ` + "`Confirm`" + ` comes after that flush.`)
 	if x, ok := o.SSE["n1"]; ok {
-		fmt.Fprintf(&b, " At one stream the first byte of the body arrives with the first content delta: TTFB %s for subpool, %s for the bare proxy; TTFT %s and %s.",
+		fmt.Fprintf(&b, " At one stream: TTFB %s for subpool, %s for the bare proxy; TTFT %s and %s.",
 			us(x["subpool"].TTFB50), us(x["bare"].TTFB50), us(x["subpool"].TTFT50), us(x["bare"].TTFT50))
 	}
 	b.WriteString(`
 
-That moves work onto TTFT. The sim spaces events by 20 ms, so behind the bare proxy the client has the response
-headers with message_start about 60 ms before the first delta: it parses them, and its HTTP client hands the
-response from the connection's goroutine to the caller's, while it waits. Behind subpool all of that (and subpool's
-own header write) happens when the first delta arrives. Measured by hand once on the bench's 2-core machine (one
-stream, keep-alive, 60 sequential streams per arm, arms interleaved), TTFT over direct: bare +358 µs; subpool as shipped +613 µs; the
-same binary changed to stop holding after the first event +443 µs. So about 170 µs of subpool's excess at one
-stream is the hold, and about 85 µs is subpool's own work on the request path.`)
+Before this, the headers waited with the preamble, and the client's header parse and goroutine hand-off landed on
+TTFT: measured by hand once on the bench's 2-core machine (one stream, keep-alive, 60 sequential streams per arm,
+arms interleaved), TTFT over direct was bare +358 µs, subpool +613 µs, and +443 µs with the headers sent early.`)
 	var parts []string
 	for _, k := range sortedSSE(o) {
 		x := o.SSE[k]
@@ -405,10 +402,9 @@ stream is the hold, and about 85 µs is subpool's own work on the request path.`
 	}
 	b.WriteString(`
 
-**Kept on purpose:** with a real upstream, an overload or rate limit inside the stream before any content is retried
-on another key instead of reaching the user as a failed turn, which costs far more than 0.2 ms; and the time from
-message_start to the first delta is the model's own time to first token, which the client waits for anyway.
-**Left:** subpool's own work before the first byte (client key, body read and ` + "`inspect`" + `, ` + "`Pick`" + `, header
-build, windows read), the same as on every JSON request.`)
+**The price:** a refusal after the opening events that subpool cannot get past reaches the client inside the
+stream (the upstream's own events, or the wire's error event), not as an HTTP status, and such a request does not
+fall back to another provider. **Left:** subpool's own work before the first byte (client key, body read and
+` + "`inspect`" + `, ` + "`Pick`" + `, header build, windows read), the same as on every JSON request.`)
 	return b.String()
 }
