@@ -48,7 +48,8 @@ func (c Client) AllowsModel(model string) bool {
 
 type clientCtxLimits struct{}
 
-// withClientLimits marks r with the client whose key it presented.
+// withClientLimits marks r with the client whose key it presented: its
+// name and its limits, in one context value.
 func withClientLimits(r *http.Request, c Client) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), clientCtxLimits{}, c))
 }
@@ -71,8 +72,8 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*http.Requ
 			p.refuseKey(w, r, key)
 			return r, false
 		}
-		if c.Name != "" {
-			r = WithClient(r, c.Name)
+		if c.Name == "" && len(c.Providers) == 0 && len(c.Models) == 0 {
+			return r, true // nothing to mark the request with
 		}
 		return withClientLimits(r, c), true
 	}
