@@ -82,8 +82,7 @@ type DB struct {
 	droppedBase  int64        // drops recorded in the file before this process
 	droppedSaved int64        // this process's drops already in the file; writer only
 
-	inserts map[int]*sql.Stmt // by rows; writer only (writer.go)
-	args    []any             // reused by insert; writer only
+	w writer // writer goroutine only (writer.go)
 }
 
 func dsn(path string, readOnly bool) string {
