@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // heldConn lets the event writer send a batch of websocket frames in one
@@ -17,6 +18,12 @@ type heldConn struct {
 	mu   sync.Mutex
 	held bool
 	buf  *bufio.Writer
+	// gorilla sets a write deadline before every frame. While held, the
+	// latest waits here until bytes go to the socket, which is when it
+	// has something to bound: setting one on the socket moves a runtime
+	// timer, and a batch would do that once per event for a single write.
+	deadline        time.Time
+	deadlinePending bool
 }
 
 // heldBuffer is larger than a typical batch (a few dozen events of a few
@@ -32,11 +39,30 @@ func (c *heldConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+func (c *heldConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		c.deadline, c.deadlinePending = t, true
+		return nil
+	}
+	c.deadlinePending = false
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *heldConn) applyDeadlineLocked() error {
+	if !c.deadlinePending {
+		return nil
+	}
+	c.deadlinePending = false
+	return c.Conn.SetWriteDeadline(c.deadline)
+}
+
 func (c *heldConn) hold() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.buf == nil {
-		c.buf = bufio.NewWriterSize(c.Conn, heldBuffer)
+		c.buf = bufio.NewWriterSize(socketWriter{c}, heldBuffer)
 	}
 	c.held = true
 }
@@ -46,7 +72,13 @@ func (c *heldConn) release() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.held = false
-	return c.flushLocked()
+	err := c.flushLocked()
+	// A batch that sent nothing leaves its deadline pending; writing
+	// through, the socket must have it.
+	if derr := c.applyDeadlineLocked(); err == nil {
+		err = derr
+	}
+	return err
 }
 
 // flush sends what is held now, for a frame that must leave before the
@@ -62,6 +94,17 @@ func (c *heldConn) flushLocked() error {
 		return nil
 	}
 	return c.buf.Flush()
+}
+
+// socketWriter is what the held buffer writes to, spilling or flushing,
+// with c.mu held: the socket, under the deadline last set.
+type socketWriter struct{ c *heldConn }
+
+func (w socketWriter) Write(p []byte) (int, error) {
+	if err := w.c.applyDeadlineLocked(); err != nil {
+		return 0, err
+	}
+	return w.c.Conn.Write(p)
 }
 
 // hijackHeld hands the websocket upgrader a heldConn in place of the

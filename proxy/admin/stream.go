@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -95,13 +97,15 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer close(stop)
 	go h.closeWhenDone(conn, held, sub, stop)
 
+	out := newEventWriter(conn, h.writeWait)
+
 	if !replayed {
 		// Taken after Subscribe: the snapshot may already show some of the
 		// events that follow it, never miss one. Events are idempotent on
 		// state, so a client applying one twice ends up right.
 		st := h.backend.Status(r.Context())
 		snap := api.Event{ID: sub.Start(), Type: api.EventSnapshot, Time: h.clk.Now().UTC(), Snapshot: &st}
-		if h.write(conn, snap) != nil {
+		if out.write(snap) != nil {
 			return
 		}
 	}
@@ -125,7 +129,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			case <-readDone:
 				return
 			}
-			if h.writeBatch(conn, held, e, sub.C()) != nil {
+			if out.writeBatch(held, e, sub.C()) != nil {
 				return
 			}
 		case <-ping.C:
@@ -140,9 +144,9 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 // writeBatch sends first and every event queued behind it, one message
 // each, in as few socket writes as their size allows.
-func (h *Handler) writeBatch(conn *websocket.Conn, held *heldConn, first api.Event, more <-chan api.Event) error {
+func (w *eventWriter) writeBatch(held *heldConn, first api.Event, more <-chan api.Event) error {
 	held.hold()
-	err := h.write(conn, first)
+	err := w.write(first)
 	// Only what is queued now: a producer faster than the socket must not
 	// keep the batch open for ever.
 	for n := len(more); n > 0 && err == nil; n-- {
@@ -150,7 +154,7 @@ func (h *Handler) writeBatch(conn *websocket.Conn, held *heldConn, first api.Eve
 		if !ok {
 			break
 		}
-		err = h.write(conn, e)
+		err = w.write(e)
 	}
 	if rerr := held.release(); err == nil {
 		err = rerr
@@ -158,9 +162,45 @@ func (h *Handler) writeBatch(conn *websocket.Conn, held *heldConn, first api.Eve
 	return err
 }
 
-func (h *Handler) write(conn *websocket.Conn, e api.Event) error {
-	conn.SetWriteDeadline(time.Now().Add(h.writeWait))
-	return conn.WriteJSON(e)
+// eventWriter sends events on one connection. It keeps its encoder and
+// buffer from one message to the next, where WriteJSON makes a new
+// Encoder for each and boxing the event into an interface copies it to
+// the heap: on a busy proxy that was most of what the admin websocket
+// allocated per request.
+type eventWriter struct {
+	conn *websocket.Conn
+	wait time.Duration
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	ev   api.Event // what enc encodes: behind a pointer, without a heap copy each time
+}
+
+func newEventWriter(conn *websocket.Conn, wait time.Duration) *eventWriter {
+	w := &eventWriter{conn: conn, wait: wait}
+	w.enc = json.NewEncoder(&w.buf)
+	return w
+}
+
+// write sends e as one text message, the bytes WriteJSON sent: an
+// Encoder, not json.Marshal, for its trailing newline; NextWriter, not
+// WriteMessage, which would send a message bigger than the connection's
+// buffer as one frame where WriteJSON splits it.
+func (w *eventWriter) write(e api.Event) error {
+	w.ev = e
+	w.buf.Reset()
+	if err := w.enc.Encode(&w.ev); err != nil {
+		return err
+	}
+	w.conn.SetWriteDeadline(time.Now().Add(w.wait))
+	mw, err := w.conn.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	_, err1 := mw.Write(w.buf.Bytes())
+	if err2 := mw.Close(); err1 == nil {
+		err1 = err2
+	}
+	return err1
 }
 
 // discardReads is the connection's one reader. Clients have nothing to say;

@@ -195,6 +195,15 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	if !slow.Dropped() || fast.Dropped() {
 		t.Fatalf("slow dropped=%v fast dropped=%v", slow.Dropped(), fast.Dropped())
 	}
+	// Dropping slow, subscribed first, did not skip fast for that event.
+	select {
+	case e := <-fast.C():
+		if e.ID != 4 {
+			t.Errorf("fast got id %d, want 4", e.ID)
+		}
+	default:
+		t.Error("fast did not get id 4")
+	}
 	// What was queued before the drop is still readable, then C is closed.
 	var got []uint64
 	for e := range slow.C() {
