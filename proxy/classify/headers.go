@@ -137,7 +137,10 @@ func familyName(k string) bool {
 }
 
 // file records one header if it belongs to a family; k is compared
-// ignoring ASCII case, v is trimmed.
+// ignoring ASCII case, v is trimmed. Each family's prefix is first
+// compared as net/http spells every key it reads ("Anthropic-Ratelimit-"):
+// a key off the wire then matches in one plain comparison rather than
+// byte by byte.
 func (hs *headerState) file(k, v string) {
 	v = strings.TrimSpace(v)
 	switch {
@@ -145,10 +148,10 @@ func (hs *headerState) file(k, v string) {
 		hs.retryAfter = v
 	case foldEq(k, "retry-after-ms"):
 		hs.retryAfterMS = v
-	case hasPrefixFold(k, "anthropic-ratelimit-"):
+	case strings.HasPrefix(k, "Anthropic-Ratelimit-") || hasPrefixFold(k, "anthropic-ratelimit-"):
 		rest := k[len("anthropic-ratelimit-"):]
-		if unified, ok := cutPrefixFold(rest, "unified-"); ok {
-			hs.unified(unified, v)
+		if strings.HasPrefix(rest, "Unified-") || hasPrefixFold(rest, "unified-") {
+			hs.unified(rest[len("unified-"):], v)
 		} else if name, ok := cutName(rest, "-remaining"); ok {
 			hs.win(kindAPI, name).level = v
 		} else if name, ok := cutName(rest, "-reset"); ok {
@@ -156,7 +159,7 @@ func (hs *headerState) file(k, v string) {
 		} else if name, ok := cutName(rest, "-limit"); ok {
 			hs.win(kindAPI, name).limit = v
 		}
-	case hasPrefixFold(k, "x-ratelimit-"):
+	case strings.HasPrefix(k, "X-Ratelimit-") || hasPrefixFold(k, "x-ratelimit-"):
 		rest := k[len("x-ratelimit-"):]
 		if name, ok := cutPrefixFold(rest, "reset-"); ok {
 			hs.win(kindOpenAI, name).reset = v
@@ -165,7 +168,7 @@ func (hs *headerState) file(k, v string) {
 		} else if name, ok := cutPrefixFold(rest, "limit-"); ok {
 			hs.win(kindOpenAI, name).limit = v
 		}
-	case hasPrefixFold(k, "x-codex-"):
+	case strings.HasPrefix(k, "X-Codex-") || hasPrefixFold(k, "x-codex-"):
 		hs.codex(k[len("x-codex-"):], v)
 	}
 }
@@ -342,7 +345,19 @@ func cutSuffixFold(s, suffix string) (string, bool) {
 	return s[:len(s)-len(suffix)], true
 }
 
+// isASCII reports whether s holds only ASCII bytes. Every header key of
+// every answer passes here, so it tests eight bytes at a time (the high
+// bit of each), as unicode/utf8 does; the compiler makes the eight byte
+// reads one load.
 func isASCII(s string) bool {
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return false

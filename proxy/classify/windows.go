@@ -131,6 +131,7 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 	ws := hs.windows()
 	q.Status = cleanStatus(hs.statusOf(kindUnified, ""))
 	var resets []time.Time
+	var lastReset resetMemo
 	for _, w := range ws {
 		var out Window
 		var reset time.Duration
@@ -148,7 +149,7 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 		case kindCodex, kindCodexFamily:
 			out, reset, good = codexWindow(w, hs.codexNames, now)
 		case kindAPI, kindOpenAI:
-			out, reset, good = countWindow(w, now)
+			out, reset, good = countWindow(w, now, &lastReset)
 		}
 		if !good {
 			continue
@@ -298,7 +299,7 @@ func codexWindow(w window, names map[string]string, now time.Time) (Window, time
 // countWindow reads an API key's request or token bucket: used is the
 // share of the limit not remaining. Like unifiedWindow, it returns the
 // time until the reset beside the window.
-func countWindow(w window, now time.Time) (Window, time.Duration, bool) {
+func countWindow(w window, now time.Time, last *resetMemo) (Window, time.Duration, bool) {
 	limit, ok1 := parseDecimal(w.limit)
 	remaining, ok2 := parseDecimal(w.level)
 	if !ok1 || !ok2 || limit <= 0 || remaining > limit {
@@ -307,7 +308,25 @@ func countWindow(w window, now time.Time) (Window, time.Duration, bool) {
 	var out Window
 	out.Name = underscored(w.name)
 	out.Used = 1 - remaining/limit
-	return out, w.resetIn(now), true
+	return out, last.resetIn(&w, now), true
+}
+
+// resetMemo is the last bucket reset read in one answer. An API key's
+// token buckets (tokens, input-tokens, output-tokens) come with one and
+// the same RFC 3339 reset, and time.Parse is the dearest step of reading
+// a bucket. The kind is part of the key: the same text is a time for one
+// family and a duration for another.
+type resetMemo struct {
+	reset string
+	kind  winKind
+	d     time.Duration
+}
+
+func (m *resetMemo) resetIn(w *window, now time.Time) time.Duration {
+	if w.reset != m.reset || w.kind != m.kind {
+		m.reset, m.kind, m.d = w.reset, w.kind, w.resetIn(now)
+	}
+	return m.d
 }
 
 // overage reads Claude's extra-usage pool from its unified headers.
