@@ -24,6 +24,16 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.ContentLength > limit {
 		return nil, errTooLarge
 	}
+	if n := r.ContentLength; n >= 0 {
+		// The length is known (and net/http reads no further): one buffer
+		// of that size, where growing one by doubling would allocate
+		// about twice a large conversation and copy it on the way.
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

@@ -3,7 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -333,4 +336,37 @@ func FuzzInspect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readBody reads a body of known length into one buffer of that size, a
+// chunked one bounded by the limit, and refuses either past the limit.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("x", 3000)
+	for _, tc := range []struct {
+		name   string
+		length int64 // -1: chunked
+		send   string
+		limit  int64
+		want   string
+		err    error
+	}{
+		{"known length", 3000, body, 4096, body, nil},
+		{"known length, empty", 0, "", 4096, "", nil},
+		{"chunked", -1, body, 4096, body, nil},
+		{"known length over the limit", 3000, body, 1024, "", errTooLarge},
+		{"chunked over the limit", -1, body, 1024, "", errTooLarge},
+		{"client stops short of its length", 4000, body, 8192, "", io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(tc.send))
+			r.ContentLength = tc.length
+			got, err := readBody(httptest.NewRecorder(), r, tc.limit)
+			if !errors.Is(err, tc.err) || string(got) != tc.want {
+				t.Fatalf("got %d bytes, %v; want %d bytes, %v", len(got), err, len(tc.want), tc.err)
+			}
+			if tc.err == nil && tc.length >= 0 && cap(got) != len(got) {
+				t.Errorf("capacity %d for a body of %d bytes", cap(got), len(got))
+			}
+		})
+	}
 }
