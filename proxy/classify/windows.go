@@ -97,7 +97,7 @@ func (q *Quota) Binding() (Window, bool) {
 // Utilization is q in the status's shape: every window by name, and the
 // shared 5h and 7d windows in FiveHour and SevenDay.
 func (q *Quota) Utilization(now time.Time) *api.Utilization {
-	u := &api.Utilization{Status: q.Status, UpdatedAt: now}
+	u := &api.Utilization{Status: q.Status, UpdatedAt: now, Windows: make([]api.Window, 0, len(q.Windows))}
 	for _, w := range q.Windows {
 		u.Windows = append(u.Windows, w.Window)
 		plain := w.Window
