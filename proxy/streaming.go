@@ -77,7 +77,8 @@ func (a *answer) close() {
 
 // answer sends one attempt and reads as much of the answer as it takes to
 // judge it: the status and headers, a refusal's body, or a 200 stream's
-// events up to the first with content.
+// events up to the first with content. Of a stream whose first event is
+// no refusal, it sends the client the headers on the way (peek, commit).
 func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	p := rn.p
 	resp, err := rn.send(au)
