@@ -251,6 +251,8 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 		if _, werr = rn.w.Write(a.head); werr == nil {
 			rn.firstByte = p.o.Clock.Now()
 		}
+		// Sent: a stream would otherwise keep its preamble for its life.
+		a.head = nil
 	}
 	if stream && werr == nil {
 		rc.Flush()

@@ -42,6 +42,12 @@ type Reader struct {
 	n       int // bytes of the event so far
 }
 
+// bufSize is the read buffer each open stream keeps. Events are mostly a
+// few hundred bytes; a longer line is read in pieces (readLine), and the
+// source is itself buffered (an HTTP body reads from its connection's
+// buffer), so a larger buffer would only be memory held per stream.
+const bufSize = 2 << 10
+
 // NewReader reads from r. max bounds one event (≤ 0: MaxEvent); keepRaw
 // makes every Event carry its raw bytes, for a caller that passes events
 // on unchanged.
@@ -49,7 +55,7 @@ func NewReader(r io.Reader, max int, keepRaw bool) *Reader {
 	if max <= 0 {
 		max = MaxEvent
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 4<<10), max: max, keepRaw: keepRaw}
+	return &Reader{br: bufio.NewReaderSize(r, bufSize), max: max, keepRaw: keepRaw}
 }
 
 // Next returns the next event. Events without data (comments, keep-alive
