@@ -113,7 +113,7 @@ func runSpread(r *Results, prefixes ...string) string {
 					met++
 				}
 			}
-			parts = append(parts, fmt.Sprintf("%s: %.3g in the median of %d runs, from %.3g to %.3g, met in %d of them",
+			parts = append(parts, fmt.Sprintf("%s: judged %.3g over %d runs, the runs from %.3g to %.3g, met in %d of them",
 				t.What, float64(t.Value), len(t.Runs), lo, hi, met))
 			break
 		}

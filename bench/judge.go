@@ -62,7 +62,14 @@ func judge(r *Results) []Target {
 		for _, o := range r.Repeats {
 			runs = append(runs, judgeOverhead(o))
 		}
+		all := append([]*Overhead{r.Overhead}, r.Repeats...)
+		pooled, rounds := pooledAdded(all)
 		for _, t := range aggregate(runs) {
+			if p, ok := pooled[t.ID]; ok && len(all) > 1 {
+				// Judged on the rounds pooled; Runs keeps each run's value.
+				t.Value, t.Met = p.Value, p.Met
+				t.Measured = fmt.Sprintf("%s (%d rounds of %d runs pooled)", p.Measured, rounds, len(all))
+			}
 			add(t)
 		}
 	}
@@ -174,29 +181,11 @@ func sortedSSE(o *Overhead) []string {
 // judgeOverhead judges one run of the served binary against the bare
 // proxy of the same run.
 func judgeOverhead(o *Overhead) []Target {
-	var ts []Target
+	ts := judgeLatency(o.Added)
 	add := func(t Target) {
 		t.Met = t.meets(float64(t.Value))
 		ts = append(ts, t)
 	}
-	for _, c := range []string{"c1", "c32"} {
-		a := o.Added[c]
-		conc := strings.TrimPrefix(c, "c")
-		add(Target{ID: "added-p50-" + c, Group: "overhead", Source: "brief",
-			What:     "added latency p50, JSON, concurrency " + conc,
-			Goal:     "P ≤ 1.2 × B",
-			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P50), us(a.B50), float64(a.Ratio50)),
-			Value:    a.Ratio50, Limit: 1.2})
-		add(Target{ID: "added-p99-" + c, Group: "overhead", Source: "brief",
-			What:     "added latency p99, JSON, concurrency " + conc,
-			Goal:     "P ≤ 1.5 × B",
-			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P99), us(a.B99), float64(a.Ratio99)),
-			Value:    a.Ratio99, Limit: 1.5})
-	}
-	c1 := o.Added["c1"]
-	add(Target{ID: "added-p99-abs", Group: "overhead", Source: "§6",
-		What: "added latency p99, JSON, concurrency 1, absolute", Goal: "P ≤ 0.5 ms",
-		Measured: us(c1.P99), Value: c1.P99, Limit: 500})
 	if c := o.CPU; c != nil {
 		r := ratio(float64(c["subpool"]), float64(c["bare"]))
 		add(Target{ID: "cpu", Group: "overhead", Source: "brief",
@@ -258,6 +247,85 @@ func judgeOverhead(o *Overhead) []Target {
 			Value:    num(float64(s.Total) / (1 << 20)), Limit: 15})
 	}
 	return ts
+}
+
+// judgeLatency judges the added JSON latency, from one run's rounds or
+// from every run's rounds pooled.
+func judgeLatency(added map[string]Added) []Target {
+	var ts []Target
+	add := func(t Target) {
+		t.Met = t.meets(float64(t.Value))
+		ts = append(ts, t)
+	}
+	for _, c := range []string{"c1", "c32"} {
+		a := added[c]
+		conc := strings.TrimPrefix(c, "c")
+		add(Target{ID: "added-p50-" + c, Group: "overhead", Source: "brief",
+			What:     "added latency p50, JSON, concurrency " + conc,
+			Goal:     "P ≤ 1.2 × B",
+			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P50), us(a.B50), float64(a.Ratio50)),
+			Value:    a.Ratio50, Limit: 1.2})
+		add(Target{ID: "added-p99-" + c, Group: "overhead", Source: "brief",
+			What:     "added latency p99, JSON, concurrency " + conc,
+			Goal:     "P ≤ 1.5 × B",
+			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P99), us(a.B99), float64(a.Ratio99)),
+			Value:    a.Ratio99, Limit: 1.5})
+	}
+	c1 := added["c1"]
+	add(Target{ID: "added-p99-abs", Group: "overhead", Source: "§6",
+		What: "added latency p99, JSON, concurrency 1, absolute", Goal: "P ≤ 0.5 ms",
+		Measured: us(c1.P99), Value: c1.P99, Limit: 500})
+	return ts
+}
+
+// pooledAdded judges the added JSON latency over every kept round of every
+// run, as one run of that many rounds would be: each arm's median over
+// the rounds of its per-round p50 and p99. A p99 from a run of three
+// rounds moves by half a millisecond at concurrency 32 on two shared
+// cores, and the added latency is a difference of two such numbers, so
+// the median of the runs' ratios swung from 1.0× to 2.7×; the rounds
+// pooled are the steadier estimate of the same thing.
+func pooledAdded(runs []*Overhead) (map[string]Target, int) {
+	type pair = [2]float64
+	byCase := map[string]map[string][]pair{}
+	rounds := 0
+	for _, o := range runs {
+		void := map[int]bool{}
+		for _, v := range o.Voided {
+			void[v] = true
+		}
+		seen := map[int]bool{}
+		for _, rv := range o.JSONRounds {
+			if void[rv.Round] {
+				continue
+			}
+			if !seen[rv.Round] {
+				seen[rv.Round] = true
+				rounds++
+			}
+			if byCase[rv.Case] == nil {
+				byCase[rv.Case] = map[string][]pair{}
+			}
+			byCase[rv.Case][rv.Arm] = append(byCase[rv.Case][rv.Arm], pair{float64(rv.P50), float64(rv.P99)})
+		}
+	}
+	added := map[string]Added{}
+	for c, byArm := range byCase {
+		m := map[string][2]float64{}
+		for arm, ps := range byArm {
+			var p50, p99 []float64
+			for _, p := range ps {
+				p50, p99 = append(p50, p[0]), append(p99, p[1])
+			}
+			m[arm] = [2]float64{median(p50), median(p99)}
+		}
+		added[c] = addedOf(m)
+	}
+	out := map[string]Target{}
+	for _, t := range judgeLatency(added) {
+		out[t.ID] = t
+	}
+	return out, rounds
 }
 
 // aggregate folds repeated runs' targets into one each: judged on the

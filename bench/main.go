@@ -206,7 +206,7 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 			// are in the first.
 			// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
 			cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
-			cfg.Rounds, cfg.MemRounds = min(cfg.Rounds, 3), 1
+			cfg.Rounds = min(cfg.Rounds, 3)
 		}
 	}
 	if !skipped["history"] {

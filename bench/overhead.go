@@ -138,6 +138,15 @@ type Added struct {
 	Ratio99            num `json:"ratio99"`
 }
 
+// addedOf is what the bare proxy and subpool add over direct, from each
+// arm's p50 and p99.
+func addedOf(m map[string][2]float64) Added {
+	b50, b99 := m["bare"][0]-m["direct"][0], m["bare"][1]-m["direct"][1]
+	p50, p99 := m["subpool"][0]-m["direct"][0], m["subpool"][1]-m["direct"][1]
+	return Added{B50: num(b50), B99: num(b99), P50: num(p50), P99: num(p99),
+		Ratio50: num(ratio(p50, b50)), Ratio99: num(ratio(p99, b99))}
+}
+
 // Tput is the largest closed-loop throughput whose p99 stayed ≤ 10 ms.
 type Tput struct {
 	MaxRPS num    `json:"max_rps_p99_le_10ms"`
@@ -182,7 +191,7 @@ type SSEAdded struct {
 // Mem is one proxy's memory.
 type Mem struct {
 	IdleRSS   int64 `json:"idle_rss_bytes"` // fresh process, before any request
-	Base      int64 `json:"base_rss_bytes"` // after GC, before the streams
+	Base      int64 `json:"base_rss_bytes"` // fresh process idle for a second, before the streams
 	Peak      int64 `json:"peak_rss_bytes"` // with MemStreams slow streams open
 	Streams   int   `json:"streams"`
 	PerStream int64 `json:"per_stream_bytes"` // median over rounds of (peak − base) ÷ streams
@@ -380,10 +389,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			m[a.name] = [2]float64{median(p50), median(p99)}
 			o.JSON[c][a.name] = Pcts{num(m[a.name][0]), num(m[a.name][1])}
 		}
-		b50, b99 := m["bare"][0]-m["direct"][0], m["bare"][1]-m["direct"][1]
-		p50, p99 := m["subpool"][0]-m["direct"][0], m["subpool"][1]-m["direct"][1]
-		o.Added[c] = Added{B50: num(b50), B99: num(b99), P50: num(p50), P99: num(p99),
-			Ratio50: num(ratio(p50, b50)), Ratio99: num(ratio(p99, b99))}
+		o.Added[c] = addedOf(m)
 		if arms.handler != nil {
 			var p50, p99 []float64
 			for _, rj := range kept {
@@ -540,16 +546,19 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		}
 	}
 
-	// Memory: slow streams held open; RSS sampled while they run.
+	// Memory: slow streams held open; RSS sampled while they run. Each
+	// round starts each proxy afresh: a process that has served the phases
+	// above keeps the heap they grew (no forced GC: the served binary has
+	// no hook for one), and the streams then fill it without raising the
+	// RSS, which made this figure swing from 0.1× to 2.5× between runs.
 	per := map[string][]float64{}
 	for r := range cfg.MemRounds {
-		for _, a := range order() {
-			if a.proc == nil {
-				continue
+		for _, name := range rng.Perm(2) {
+			a, stop, err := freshArm(cfg, arms.up.url, []string{"bare", "subpool"}[name])
+			if err != nil {
+				return nil, err
 			}
-			// No forced GC before the baseline: the served binary has no
-			// hook for one, so neither arm gets one.
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(time.Second) // started, subscriber attached, idle
 			base, _ := a.proc.rss()
 			peak := base
 			res := a.wave(cfg.MemStreams, true, slowInterval, func() {
@@ -557,6 +566,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 					peak = max(peak, v)
 				}
 			})
+			stop()
 			bad, why := 0, ""
 			for _, s := range res {
 				if s.err != nil || s.frames != slowChunks+6 {
@@ -583,6 +593,29 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		o.Memory[name] = m
 	}
 	return o, nil
+}
+
+// freshArm starts a new bare proxy or `subpool serve` (as startArms does)
+// in front of upstream, for the memory rounds.
+func freshArm(cfg overheadConfig, upstream, name string) (*arm, func(), error) {
+	pin := ""
+	if cfg.Pin {
+		pin = "1"
+	}
+	if name == "bare" {
+		c, err := startChild("bare", upstream, pin)
+		if err != nil {
+			return nil, nil, err
+		}
+		return newArm("bare", c.url, "sk-bench-bare", c), c.stop, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := startServed(ctx, cfg.Bin, upstream, pin, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newArm("subpool", s.url, s.clientKey, s), s.stop, nil
 }
 
 func firstErr(rs ...loadResult) error {

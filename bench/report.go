@@ -47,7 +47,7 @@ func report(r *Results) string {
 	for _, l := range [][2]string{
 		{"make bench", "everything, a few minutes"},
 		{"go run ./bench -quick", "a smaller run while developing"},
-		{"go run ./bench -repeat 3", "the overhead phase three times: the spread, targets on the median"},
+		{"go run ./bench -repeat 3", "the overhead phase three times: the spread, targets on all runs"},
 		{"go run ./bench -skip overhead", "parts: micro, overhead, history, goodput, strace"},
 		{"go run ./bench -profile", "also perf profiles of both proxies under load, in bench/out/"},
 		{"go run ./bench -bin ./subpool", "measure this binary instead of building one"},
@@ -84,7 +84,7 @@ func report(r *Results) string {
 	p("B = bare ReverseProxy − direct, P = subpool − direct (medians over interleaved rounds). Targets marked §6 come\n")
 	p("from the proposed benchmark in the performance notes; the others are the issue's.")
 	if len(r.Repeats) > 0 {
-		p(" The overhead phase ran %d times, each with fresh processes; each overhead target is judged on the median of\nthe runs' values, described by the run nearest it ([spread](#spread-over-runs)).", len(r.Repeats)+1)
+		p(" The overhead phase ran %d times, each with fresh processes. The added JSON latency is judged on every kept\nround of every run pooled, as one run of that many rounds; each other overhead target on the median of the runs'\nvalues, described by the run nearest it ([spread](#spread-over-runs)).", len(r.Repeats)+1)
 	}
 	p("\n\n")
 	p("| | target | goal | measured | |\n|---|---|---|---|---|\n")
@@ -282,13 +282,17 @@ const method = `
   closed loop at 32, in four slices per round. CPU per request: utime + stime from /proc/PID/stat over the
   concurrency-32 loops. Throughput: closed loops at rising concurrency; the best rate whose p99 stays ≤ 10 ms.
   SSE: waves of 1, 64 and 256 streams whose starts are spread over one interval; per-frame delay from the sim's
-  emit stamp; frames counted. Memory: VmRSS from /proc; 500 slow streams (40 deltas at 100 ms) are opened and the
-  peak RSS is sampled every 100 ms; per stream = (peak − base) ÷ streams, no forced GC in either arm. Idle RSS: the
+  emit stamp; frames counted. Memory: VmRSS from /proc; each round starts each proxy afresh (the served binary
+  with its home and subscriber, as above), waits a second, takes that RSS as the base, opens 500 slow streams
+  (40 deltas at 100 ms) and samples the peak RSS every 100 ms; per stream = (peak − base) ÷ streams, no forced GC
+  in either arm. A fresh process, because one that served the phases before keeps the heap they grew, and the
+  streams then fill it without raising the RSS. Idle RSS: the
   served binary one second after its subscriber attached, before any request. System calls: ` + "`strace -c -f -p`" + `
   on each proxy over 2000 sequential requests. Profile (` + "`-profile`" + `): ` + "`perf record -e cpu-clock -g -p`" + ` on each
   proxy for 3 s at concurrency 32 (no hook in the binary needed). ` + "`-repeat N`" + ` runs the whole phase N times with
-  fresh processes (the later runs without throughput, the handler arm, strace and the profile) and judges each
-  overhead target on the median of the runs.
+  fresh processes (the later runs without throughput, the handler arm, strace and the profile, and with 3 rounds);
+  the added JSON latency is then judged on the kept rounds of all runs pooled, each other overhead target on the
+  median of the runs.
 - **History** (` + "`bench/history.go`" + `): two served binaries as above, one with ` + "`[history] enabled = false`" + `, one
   upstream; 5 rounds (arms in random order) of 300 sequential JSON requests and 0.8 s closed loop at 32; noise is the
   off arm's own spread over rounds. Then 10 s open loop at 1,000 requests/s (each sent on its 1 ms slot whatever the
