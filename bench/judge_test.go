@@ -33,10 +33,11 @@ func TestAggregateJudgesTheMedian(t *testing.T) {
 // With repeated runs the added latency is judged on every kept round of
 // every run pooled, not on the median of the runs' ratios: here the runs
 // give 1.0×, 2.5× and 2.0× (median 2.0×), and the nine rounds 1.67×.
-// A voided round counts nowhere.
-func TestLatencyJudgedOnPooledRounds(t *testing.T) {
-	run := func(bare, sub float64, voided bool) *Overhead {
-		o := &Overhead{Added: map[string]Added{}}
+// A voided round counts nowhere. SSE time to first token is pooled the
+// same way, and lost frames are judged on the worst run.
+func TestRepeatsJudgedOnPooledRounds(t *testing.T) {
+	run := func(bare, sub float64, voided bool, ttft []float64, lost int) *Overhead {
+		o := &Overhead{Added: map[string]Added{}, SSE: map[string]map[string]SSE{"n1": {}}, SSEAdded: map[string]SSEAdded{}}
 		for r := 1; r <= 3; r++ {
 			for arm, p99 := range map[string]float64{"direct": 10, "bare": bare, "subpool": sub} {
 				for _, c := range []string{"c1", "c32"} {
@@ -52,26 +53,42 @@ func TestLatencyJudgedOnPooledRounds(t *testing.T) {
 		}
 		m := map[string][2]float64{"direct": {5, 10}, "bare": {bare / 2, bare}, "subpool": {sub / 2, sub}}
 		o.Added["c1"], o.Added["c32"] = addedOf(m), addedOf(m)
+		for arm, vs := range map[string][]float64{"direct": {1000, 1000, 1000}, "bare": {1100, 1100, 1100}, "subpool": ttft} {
+			s := SSE{TTFT50: num(median(vs)), Gap99: 20000, Frames: 70, Expected: 70}
+			if arm == "subpool" {
+				s.Frames -= lost
+			}
+			for _, v := range vs {
+				s.TTFT50Rounds, s.Gap99Rounds = append(s.TTFT50Rounds, num(v)), append(s.Gap99Rounds, 20000)
+			}
+			o.SSE["n1"][arm] = s
+		}
+		o.SSEAdded["n1"] = SSEAdded{TTFTBare: 100, TTFTSub: num(median(ttft) - 1000)}
 		return o
 	}
-	runs := []*Overhead{run(13, 13, true), run(12, 15, false), run(13, 16, false)}
-	pooled, rounds := pooledAdded(runs)
-	if rounds != 9 {
-		t.Errorf("pooled %d rounds, want 9 (the voided one left out)", rounds)
+	// TTFT over bare by run: +300, +300, 0 µs (median +300, missed);
+	// pooled, five of the nine rounds are at bare's 1100: +0, met.
+	slow, fast := []float64{1100, 1400, 1400}, []float64{1100, 1100, 1100}
+	runs := []*Overhead{run(13, 13, true, slow, 0), run(12, 15, false, slow, 2), run(13, 16, false, fast, 0)}
+	po, jr, sr := pooledOverhead(runs)
+	if jr != 9 || sr != 9 {
+		t.Errorf("pooled %d JSON and %d SSE rounds, want 9 and 9 (the voided one left out)", jr, sr)
 	}
-	if got := float64(pooled["added-p99-c32"].Value); math.Abs(got-5.0/3) > 1e-9 {
+	if got := float64(po.Added["c32"].Ratio99); math.Abs(got-5.0/3) > 1e-9 {
 		t.Errorf("pooled p99 ratio %v, want 1.67 (subpool 15 − 10 over bare 13 − 10)", got)
 	}
-	ts := judge(&Results{Overhead: runs[0], Repeats: runs[1:]})
-	for _, tg := range ts {
-		if tg.ID != "added-p99-c32" {
-			continue
-		}
-		if math.Abs(float64(tg.Value)-5.0/3) > 1e-9 || tg.Met || len(tg.Runs) != 3 || float64(tg.Runs[1]) != 2.5 ||
-			!strings.Contains(tg.Measured, "9 rounds of 3 runs pooled") {
-			t.Errorf("judged %+v, want the pooled 1.67× (missed), each run's ratio kept", tg)
-		}
-		return
+	got := map[string]Target{}
+	for _, tg := range judge(&Results{Overhead: runs[0], Repeats: runs[1:]}) {
+		got[tg.ID] = tg
 	}
-	t.Fatal("no added-p99-c32 target")
+	if tg := got["added-p99-c32"]; math.Abs(float64(tg.Value)-5.0/3) > 1e-9 || tg.Met || len(tg.Runs) != 3 ||
+		float64(tg.Runs[1]) != 2.5 || !strings.Contains(tg.Measured, ", 9 rounds of 3 runs pooled") {
+		t.Errorf("added p99 c32 judged %+v, want the pooled 1.67× (missed), each run's ratio kept", tg)
+	}
+	if tg := got["sse-ttft-n1"]; float64(tg.Value) != 0 || !tg.Met || float64(tg.Runs[0]) != 300 {
+		t.Errorf("TTFT judged %+v, want the pooled +0 µs, met, run 1's +300 kept", tg)
+	}
+	if tg := got["sse-frames-n1"]; float64(tg.Value) != 2 || tg.Met || !strings.HasPrefix(tg.Measured, "68 of 70 frames") {
+		t.Errorf("frames judged %+v, want the worst run's 2 lost frames, missed", tg)
+	}
 }

@@ -84,7 +84,7 @@ func report(r *Results) string {
 	p("B = bare ReverseProxy − direct, P = subpool − direct (medians over interleaved rounds). Targets marked §6 come\n")
 	p("from the proposed benchmark in the performance notes; the others are the issue's.")
 	if len(r.Repeats) > 0 {
-		p(" The overhead phase ran %d times, each with fresh processes. The added JSON latency is judged on every kept\nround of every run pooled, as one run of that many rounds; each other overhead target on the median of the runs'\nvalues, described by the run nearest it ([spread](#spread-over-runs)).", len(r.Repeats)+1)
+		p(" The overhead phase ran %d times, each with fresh processes. The added JSON latency and the SSE time to first\ntoken and gap are judged on every kept round of every run pooled, as one run of that many rounds; lost frames and\nstalls on the worst run; each other overhead target on the median of the runs' values, described by the run\nnearest it ([spread](#spread-over-runs)).", len(r.Repeats)+1)
 	}
 	p("\n\n")
 	p("| | target | goal | measured | |\n|---|---|---|---|---|\n")
@@ -291,8 +291,8 @@ const method = `
   on each proxy over 2000 sequential requests. Profile (` + "`-profile`" + `): ` + "`perf record -e cpu-clock -g -p`" + ` on each
   proxy for 3 s at concurrency 32 (no hook in the binary needed). ` + "`-repeat N`" + ` runs the whole phase N times with
   fresh processes (the later runs without throughput, the handler arm, strace and the profile, and with 3 rounds);
-  the added JSON latency is then judged on the kept rounds of all runs pooled, each other overhead target on the
-  median of the runs.
+  the added JSON latency and SSE TTFT and gap are then judged on the kept rounds of all runs pooled, lost frames and
+  stalls on the worst run, each other overhead target on the median of the runs.
 - **History** (` + "`bench/history.go`" + `): two served binaries as above, one with ` + "`[history] enabled = false`" + `, one
   upstream; 5 rounds (arms in random order) of 300 sequential JSON requests and 0.8 s closed loop at 32; noise is the
   off arm's own spread over rounds. Then 10 s open loop at 1,000 requests/s (each sent on its 1 ms slot whatever the

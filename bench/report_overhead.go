@@ -116,7 +116,7 @@ func servedDetail(p printer, r *Results, o *Overhead) {
 
 // spreadTable shows each overhead target's value in every run.
 func spreadTable(p printer, r *Results) {
-	p("## Spread over runs\n\nEach overhead target's judged value in each of the %d runs (ratios ×, differences µs, RSS MiB), and the\nvalue it is judged on: for the added JSON latency, the rounds of all runs pooled (a p99 over three rounds moves\nby a millisecond at concurrency 32 here, and the added latency is the difference of two such numbers); for the\nothers, the median of the runs.\n\n", len(r.Repeats)+1)
+	p("## Spread over runs\n\nEach overhead target's judged value in each of the %d runs (ratios ×, differences µs, RSS MiB), and the\nvalue it is judged on: for the added JSON latency and the SSE time to first token and gap, the rounds of all runs\npooled (a p99 over three rounds moves by a millisecond at concurrency 32 here, and the added latency is the\ndifference of two such numbers); for lost frames and stalls, the worst run; for the others, the median of the runs.\n\n", len(r.Repeats)+1)
 	p("| target | goal |")
 	for i := range len(r.Repeats) + 1 {
 		p(" run %d |", i+1)
