@@ -1,24 +1,36 @@
 package app
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 )
 
 func TestTuneGCKeepsTheUsersGOGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
 	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
 	tuneGC()
 	if got := debug.SetGCPercent(100); got != serveGCPercent {
 		t.Errorf("without GOGC: collector target %d, want %d", got, serveGCPercent)
 	}
+	if got := debug.SetMemoryLimit(-1); got != serveMemoryLimit {
+		t.Errorf("without GOMEMLIMIT: memory limit %d, want %d", got, serveMemoryLimit)
+	}
 
 	t.Setenv("GOGC", "50")
+	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetGCPercent(50)
+	debug.SetMemoryLimit(1 << 30)
 	tuneGC()
 	if got := debug.SetGCPercent(100); got != 50 {
 		t.Errorf("with GOGC=50: collector target %d, want the user's 50", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT=1GiB: memory limit %d, want the user's", got)
 	}
 }
