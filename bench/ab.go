@@ -15,8 +15,8 @@ import (
 // ReverseProxy beside them: the same upstream, each served binary on its
 // own CLI-made home with a subscriber attached, rounds in random order.
 // Beside CPU it gives the concurrency-32 p99, with direct as the floor
-// for the added latency. It is for developing a change (go run ./bench -ab OLD -bin NEW); it
-// writes no report.
+// for the added latency, and the largest RSS seen after a round. It is for developing a change
+// (go run ./bench -ab OLD -bin NEW); it writes no report.
 func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 	up, err := startChild("upstream", "", "")
 	if err != nil {
@@ -42,6 +42,7 @@ func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 	}
 	cpu := map[string][]float64{}
 	p50, p99 := map[string][]float64{}, map[string][]float64{}
+	rss := map[string]int64{} // the largest RSS seen right after a round
 	for _, a := range append(arms, direct) {
 		if r := a.closedLoop(8, 400, 0); r.errors > 0 {
 			return fmt.Errorf("%s does not answer: %v", a.name, r.firstErr)
@@ -62,6 +63,11 @@ func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 			if res.errors > 0 {
 				return fmt.Errorf("%s: %v", a.name, res.firstErr)
 			}
+			if a.proc != nil {
+				if v, err := a.proc.rss(); err == nil {
+					rss[a.name] = max(rss[a.name], v)
+				}
+			}
 			cpu[a.name] = append(cpu[a.name], float64(t1-t0)/float64(len(res.lat))/1e3)
 			p50[a.name] = append(p50[a.name], pct(res.lat, .5))
 			p99[a.name] = append(p99[a.name], pct(res.lat, .99))
@@ -72,9 +78,9 @@ func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 	med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	d99 := med(p99["direct"])
 	for _, a := range arms {
-		logf("%-4s CPU/request median %.1f µs (%.2f× bare), c32 p50 median %.0f µs, p99 median %.0f µs (added %.2f× bare's)", a.name,
+		logf("%-4s CPU/request median %.1f µs (%.2f× bare), c32 p50 median %.0f µs, p99 median %.0f µs (added %.2f× bare's), RSS up to %s", a.name,
 			med(cpu[a.name]), med(cpu[a.name])/med(cpu["bare"]), med(p50[a.name]), med(p99[a.name]),
-			(med(p99[a.name])-d99)/(med(p99["bare"])-d99))
+			(med(p99[a.name])-d99)/(med(p99["bare"])-d99), mib(rss[a.name]))
 	}
 	return nil
 }
