@@ -247,6 +247,7 @@ upstream write to client read, the direct measure of what a hop adds to each chu
 						roundSpread(x["bare"].Gap99Rounds), roundSpread(x["subpool"].Gap99Rounds)))
 				}
 				b.WriteString(" " + strings.Join(parts, "; ") + ".")
+				b.WriteString(twoBareProxies(r))
 				if x, ok := o.SSE["n256"]; ok {
 					fmt.Fprintf(&b, ` At 256 streams the machine is past saturation (about 12,800 events a second through three
 processes on two cores): gaps over 40 ms number %d for subpool, %d for the bare proxy, %d direct.`, x["subpool"].Stalls, x["bare"].Stalls, x["direct"].Stalls)
@@ -368,6 +369,31 @@ func roundSpread(vs []num) string {
 	return fmt.Sprintf("%.2f–%.2f ms", lo/1000, hi/1000)
 }
 
+// twoBareProxies says how far the two copies of the bare proxy (bare,
+// bare2) landed apart in the SSE waves, taken as the targets are (the
+// rounds pooled over repeated runs): the same code, so the difference is
+// what this machine cannot tell apart.
+func twoBareProxies(r *Results) string {
+	o := r.Overhead
+	if len(r.Repeats) > 0 {
+		o, _, _ = pooledOverhead(append([]*Overhead{r.Overhead}, r.Repeats...))
+	}
+	var parts []string
+	for _, k := range sortedSSE(o) {
+		x := o.SSE[k]
+		if _, ok := x["bare2"]; !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s streams: TTFT %+.0f µs, inter-chunk p99 %+.0f µs", strings.TrimPrefix(k, "n"),
+			float64(x["bare2"].TTFT50-x["bare"].TTFT50), float64(x["bare2"].Gap99-x["bare"].Gap99)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Two copies of the bare proxy in the same waves (bare2 − bare, the same code) land this far apart: " +
+		strings.Join(parts, "; ") + "."
+}
+
 // heldPreamble explains what holding a stream's preamble costs its time
 // to first token, and why it is kept: a finding when an sse-ttft target
 // missed, an observation otherwise.
@@ -402,6 +428,7 @@ arms interleaved), TTFT over direct was bare +358 µs, subpool +613 µs, and +44
 	if len(parts) > 0 {
 		b.WriteString(" TTFT p50 also moves from round to round (lowest–highest round): " + strings.Join(parts, "; ") + ".")
 	}
+	b.WriteString(twoBareProxies(r))
 	b.WriteString(`
 
 **The price:** a refusal after the opening events that subpool cannot get past reaches the client inside the

@@ -182,10 +182,26 @@ type SSE struct {
 }
 
 // SSEAdded compares subpool with the bare proxy at one stream count.
+// Bare2 is a second bare proxy: Bare2 − Bare is what two identical
+// proxies differ by on this machine.
 type SSEAdded struct {
 	TTFTBare, TTFTSub     num // TTFT p50 − direct
 	Gap99Bare, Gap99Sub   num // inter-chunk p99 − direct
 	Delay99Bare, Delay99S num // frame delay p99 − direct
+	TTFTBare2, Gap99Bare2 num `json:",omitempty"`
+}
+
+func sseAddedOf(byArm map[string]SSE) SSEAdded {
+	d, b, p := byArm["direct"], byArm["bare"], byArm["subpool"]
+	a := SSEAdded{
+		TTFTBare: b.TTFT50 - d.TTFT50, TTFTSub: p.TTFT50 - d.TTFT50,
+		Gap99Bare: b.Gap99 - d.Gap99, Gap99Sub: p.Gap99 - d.Gap99,
+		Delay99Bare: b.Delay99 - d.Delay99, Delay99S: p.Delay99 - d.Delay99,
+	}
+	if b2, ok := byArm["bare2"]; ok {
+		a.TTFTBare2, a.Gap99Bare2 = b2.TTFT50-d.TTFT50, b2.Gap99-d.Gap99
+	}
+	return a
 }
 
 // Mem is one proxy's memory.
@@ -206,9 +222,12 @@ type armSet struct {
 	direct, bare, subpol *arm
 	handler              *arm   // nil unless overheadConfig.Handler
 	all                  []*arm // direct, bare, subpool: every phase
-	json                 []*arm // all, and the handler when present
-	served               *served
-	children             []*child
+	// sse adds bare2, a second bare proxy, to the SSE waves: how far two
+	// identical proxies land apart here, beside what subpool adds.
+	sse      []*arm
+	json     []*arm // all, and the handler when present
+	served   *served
+	children []*child
 }
 
 func startArms(cfg overheadConfig) (s *armSet, err error) {
@@ -239,10 +258,16 @@ func startArms(cfg overheadConfig) (s *armSet, err error) {
 	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), nil); err != nil {
 		return s, err
 	}
+	bare2, err := startChild("bare", s.up.url, cpu("1"))
+	if err != nil {
+		return s, err
+	}
+	s.children = append(s.children, bare2)
 	s.direct = newArm("direct", s.up.url, "sk-bench-direct", nil)
 	s.bare = newArm("bare", bare.url, "sk-bench-bare", bare)
 	s.subpol = newArm("subpool", s.served.url, s.served.clientKey, s.served)
 	s.all = []*arm{s.direct, s.bare, s.subpol}
+	s.sse = append(s.all[:3:3], newArm("bare2", bare2.url, "sk-bench-bare", bare2))
 	s.json = s.all
 	if cfg.Handler {
 		h, err := startChild("subpool", s.up.url, cpu("1"))
@@ -480,13 +505,13 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	for _, n := range cfg.SSEStreams {
 		k := fmt.Sprintf("n%d", n)
 		acc[k], totals[k] = map[string]*sseRound{}, map[string]*SSE{}
-		for _, a := range arms.all {
+		for _, a := range arms.sse {
 			acc[k][a.name], totals[k][a.name] = &sseRound{}, &SSE{}
 		}
 	}
 	for r := range cfg.Rounds {
 		for _, n := range cfg.SSEStreams {
-			for _, a := range order() {
+			for _, a := range shuffle(arms.sse) {
 				k := fmt.Sprintf("n%d", n)
 				res := a.wave(n, false, sseInterval, nil)
 				if n == 1 {
@@ -538,12 +563,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			}
 			o.SSE[k][name] = s
 		}
-		d, b, p := o.SSE[k]["direct"], o.SSE[k]["bare"], o.SSE[k]["subpool"]
-		o.SSEAdded[k] = SSEAdded{
-			TTFTBare: b.TTFT50 - d.TTFT50, TTFTSub: p.TTFT50 - d.TTFT50,
-			Gap99Bare: b.Gap99 - d.Gap99, Gap99Sub: p.Gap99 - d.Gap99,
-			Delay99Bare: b.Delay99 - d.Delay99, Delay99S: p.Delay99 - d.Delay99,
-		}
+		o.SSEAdded[k] = sseAddedOf(o.SSE[k])
 	}
 
 	// Memory: slow streams held open; RSS sampled while they run. Each

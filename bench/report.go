@@ -281,7 +281,8 @@ const method = `
   direct p99 at concurrency 1 is over twice the best round's are voided). JSON: 400 sequential requests, then 1 s
   closed loop at 32, in four slices per round. CPU per request: utime + stime from /proc/PID/stat over the
   concurrency-32 loops. Throughput: closed loops at rising concurrency; the best rate whose p99 stays ≤ 10 ms.
-  SSE: waves of 1, 64 and 256 streams whose starts are spread over one interval; per-frame delay from the sim's
+  SSE: waves of 1, 64 and 256 streams whose starts are spread over one interval, with a second bare proxy (bare2)
+  among the arms to show how far two identical proxies land apart; per-frame delay from the sim's
   emit stamp; frames counted. Memory: VmRSS from /proc; each round starts each proxy afresh (the served binary
   with its home and subscriber, as above), waits a second, takes that RSS as the base, opens 500 slow streams
   (40 deltas at 100 ms) and samples the peak RSS every 100 ms; per stream = (peak − base) ÷ streams, no forced GC
