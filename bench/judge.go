@@ -215,11 +215,29 @@ func twoBares(x map[string]SSE, d num) string {
 // judgeOverhead judges one run of the served binary against the bare
 // proxy of the same run.
 func judgeOverhead(o *Overhead) []Target {
-	ts := judgeLatency(o.Added)
+	var ts []Target
 	add := func(t Target) {
 		t.Met = t.meets(float64(t.Value))
 		ts = append(ts, t)
 	}
+	for _, c := range []string{"c1", "c32"} {
+		a := o.Added[c]
+		conc := strings.TrimPrefix(c, "c")
+		add(Target{ID: "added-p50-" + c, Group: "overhead", Source: "brief",
+			What:     "added latency p50, JSON, concurrency " + conc,
+			Goal:     "P ≤ 1.2 × B",
+			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P50), us(a.B50), float64(a.Ratio50)),
+			Value:    a.Ratio50, Limit: 1.2})
+		add(Target{ID: "added-p99-" + c, Group: "overhead", Source: "brief",
+			What:     "added latency p99, JSON, concurrency " + conc,
+			Goal:     "P ≤ 1.5 × B",
+			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P99), us(a.B99), float64(a.Ratio99)),
+			Value:    a.Ratio99, Limit: 1.5})
+	}
+	c1 := o.Added["c1"]
+	add(Target{ID: "added-p99-abs", Group: "overhead", Source: "§6",
+		What: "added latency p99, JSON, concurrency 1, absolute", Goal: "P ≤ 0.5 ms",
+		Measured: us(c1.P99), Value: c1.P99, Limit: 500})
 	if c := o.CPU; c != nil {
 		r := ratio(float64(c["subpool"]), float64(c["bare"]))
 		add(Target{ID: "cpu", Group: "overhead", Source: "brief",
@@ -280,35 +298,6 @@ func judgeOverhead(o *Overhead) []Target {
 			Measured: fmt.Sprintf("%s (anonymous %s, file-backed %s; bare %s)", mib(s.Total), mib(s.Anon), mib(s.File), mib(mb.IdleRSS)),
 			Value:    num(float64(s.Total) / (1 << 20)), Limit: 15})
 	}
-	return ts
-}
-
-// judgeLatency judges the added JSON latency, from one run's rounds or
-// from every run's rounds pooled.
-func judgeLatency(added map[string]Added) []Target {
-	var ts []Target
-	add := func(t Target) {
-		t.Met = t.meets(float64(t.Value))
-		ts = append(ts, t)
-	}
-	for _, c := range []string{"c1", "c32"} {
-		a := added[c]
-		conc := strings.TrimPrefix(c, "c")
-		add(Target{ID: "added-p50-" + c, Group: "overhead", Source: "brief",
-			What:     "added latency p50, JSON, concurrency " + conc,
-			Goal:     "P ≤ 1.2 × B",
-			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P50), us(a.B50), float64(a.Ratio50)),
-			Value:    a.Ratio50, Limit: 1.2})
-		add(Target{ID: "added-p99-" + c, Group: "overhead", Source: "brief",
-			What:     "added latency p99, JSON, concurrency " + conc,
-			Goal:     "P ≤ 1.5 × B",
-			Measured: fmt.Sprintf("P %s, B %s → %.2f×", us(a.P99), us(a.B99), float64(a.Ratio99)),
-			Value:    a.Ratio99, Limit: 1.5})
-	}
-	c1 := added["c1"]
-	add(Target{ID: "added-p99-abs", Group: "overhead", Source: "§6",
-		What: "added latency p99, JSON, concurrency 1, absolute", Goal: "P ≤ 0.5 ms",
-		Measured: us(c1.P99), Value: c1.P99, Limit: 500})
 	return ts
 }
 
