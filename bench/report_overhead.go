@@ -46,7 +46,7 @@ func sseAndMemory(p printer, o *Overhead) {
 	p("\n### Memory\n\n| | bare | subpool |\n|---|--:|--:|\n")
 	mb, ms := o.Memory["bare"], o.Memory["subpool"]
 	p("| RSS at start (subpool: 2 keys, the subscriber attached), before any request | %s | %s |\n", mib(mb.IdleRSS), mib(ms.IdleRSS))
-	p("| RSS before the streams (no forced GC: the served binary has no hook for one) | %s | %s |\n", mib(mb.Base), mib(ms.Base))
+	p("| RSS before the streams: a process started for the round, idle a second (no forced GC: the served binary has no hook for one) | %s | %s |\n", mib(mb.Base), mib(ms.Base))
 	p("| peak RSS with %d slow streams open | %s | %s |\n", ms.Streams, mib(mb.Peak), mib(ms.Peak))
 	p("| per stream (median of rounds) | %s | %s |\n", kib(mb.PerStream), kib(ms.PerStream))
 	if s := o.ServedIdle; s != nil {
