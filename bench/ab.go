@@ -43,13 +43,13 @@ func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 	cpu := map[string][]float64{}
 	p50, p99 := map[string][]float64{}, map[string][]float64{}
 	rss := map[string]int64{} // the largest RSS seen right after a round
-	for _, a := range append(arms, direct) {
+	all := append(arms, direct)
+	for _, a := range all {
 		if r := a.closedLoop(8, 400, 0); r.errors > 0 {
 			return fmt.Errorf("%s does not answer: %v", a.name, r.firstErr)
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	all := append(arms, direct)
 	for r := range rounds {
 		for _, i := range rng.Perm(len(all)) {
 			a := all[i]
