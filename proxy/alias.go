@@ -63,7 +63,7 @@ func (rn *run) admit() (al *aliasReq, ok bool) {
 		// A provider added to config.toml runs only after a restart, so
 		// a reloaded alias may name one that does not run yet.
 		writeError(rn.w, rn.prov.Wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
-			rn.model, c.Name), 0)
+			rn.model, c.Name), 0, noRetry)
 		rn.status, rn.class = http.StatusForbidden, classRefused
 		return nil, false
 	}

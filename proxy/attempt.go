@@ -95,7 +95,7 @@ func (rn *run) loop() *policy.Action {
 				// The client already has this stream's headers: the
 				// refusal goes in the stream, and no other provider
 				// takes over an answer begun here.
-				rn.fail(ex.Status, ex.Message, ex.RetryAfter)
+				rn.fail(ex.Status, ex.Message, ex.RetryAfter, retryHint(ex.Final))
 				return nil
 			}
 			return ex
@@ -221,7 +221,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 		a.close()
 		lease.Release()
 		rn.cred = cred.ID
-		rn.fail(act.Status, act.Message, 0)
+		rn.fail(act.Status, act.Message, 0, retryHint(act.Final))
 		return true
 
 	case policy.Stop:
@@ -286,7 +286,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 	// Exhausted and WaitPool come from WhenUnavailable, never here.
 	a.close()
 	lease.Release()
-	rn.fail(http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0)
+	rn.fail(http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry)
 	return true
 }
 
@@ -349,7 +349,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		var u *pool.Unavailable
 		if !errors.As(err, &u) {
 			end("failed")
-			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error()}
+			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}
 		}
 		if changed == nil {
 			changed = pl.Changed()
@@ -428,7 +428,7 @@ func (rn *run) sleepUntil(d time.Duration, wake <-chan struct{}) error {
 }
 
 // fail answers with subpool's own provider-shaped error.
-func (rn *run) fail(status int, msg string, retryAfter time.Duration) {
+func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retryHint) {
 	rn.status = status
 	if rn.class == "" {
 		rn.class = classRefused
@@ -439,7 +439,7 @@ func (rn *run) fail(status int, msg string, retryAfter time.Duration) {
 		return
 	}
 	rn.setHeaders(rn.w.Header(), rn.cred)
-	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter)
+	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
 }
 
 // setHeaders names the credential and the attempts on the answer. Keys

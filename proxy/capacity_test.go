@@ -52,7 +52,7 @@ func (a *advancingTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 
 // The budget is wall-clock from the first 529, and upstream time counts:
 // with a 5 m budget and an upstream that takes 2 m per answer, the proxy
-// gives up after the budget and passes the 529 on, rather than waiting
+// gives up after the budget with its own final 503, rather than waiting
 // 5 m on top of the upstream's time.
 func TestCapacityBudgetCountsUpstreamTime(t *testing.T) {
 	var at *advancingTransport
@@ -65,8 +65,8 @@ func TestCapacityBudgetCountsUpstreamTime(t *testing.T) {
 	e.up.Always("key-a", sim.Overloaded())
 	start := e.fake.Now()
 	r := e.pump(e.async(context.Background(), "/v1/messages", msgBody))
-	if r.resp.StatusCode != 529 || !strings.Contains(r.body, "overloaded_error") {
-		t.Fatalf("%d %s", r.resp.StatusCode, r.body)
+	if r.resp.StatusCode != 503 || r.resp.Header.Get("X-Should-Retry") != "false" || strings.Contains(r.body, `"type":"overloaded_error"`) {
+		t.Fatalf("%d %v %s", r.resp.StatusCode, r.resp.Header, r.body)
 	}
 	// First answer at +2m sets the deadline at +7m. Each round costs a
 	// wait then 2 m upstream; no wait may start past the deadline.

@@ -90,7 +90,7 @@ func (p *Proxy) refuseKey(w http.ResponseWriter, r *http.Request, key string) {
 	if key != "" {
 		msg = "wrong client key (unknown or revoked): use the key from `subpool env TOOL`; `subpool client list` shows the keys that exist"
 	}
-	writeError(w, p.wireForPath(r.URL.Path), http.StatusUnauthorized, msg, 0)
+	writeError(w, p.wireForPath(r.URL.Path), http.StatusUnauthorized, msg, 0, noRetry)
 }
 
 // mayUseProvider answers 403 in the provider's shape, with the reason,
@@ -102,7 +102,7 @@ func (p *Proxy) mayUseProvider(w http.ResponseWriter, r *http.Request, prov *Pro
 		return true
 	}
 	writeError(w, prov.Wire, http.StatusForbidden, fmt.Sprintf("the client key %q may not use provider %s (it is limited to %s); see `subpool client list`",
-		c.Name, prov.Name, strings.Join(c.Providers, ", ")), 0)
+		c.Name, prov.Name, strings.Join(c.Providers, ", ")), 0, noRetry)
 	// Unlike a guard's refusal, this one is a tool's request the user
 	// will want to see in the recent list, with who sent it.
 	p.o.Events.Emit(api.Event{Type: api.EventRequestFinished, Provider: prov.Name, Path: upath, Status: http.StatusForbidden,
@@ -113,7 +113,7 @@ func (p *Proxy) mayUseProvider(w http.ResponseWriter, r *http.Request, prov *Pro
 // refuseModel answers 403 for a model the client's key may not ask for.
 func refuseModel(w http.ResponseWriter, wire string, c Client, model string) {
 	writeError(w, wire, http.StatusForbidden, fmt.Sprintf("the client key %q may not use model %q (it is limited to %s); see `subpool client list`",
-		c.Name, model, strings.Join(c.Models, ", ")), 0)
+		c.Name, model, strings.Join(c.Models, ", ")), 0, noRetry)
 }
 
 // clientCounts counts the requests in flight per client name, for status.

@@ -9,15 +9,33 @@ import (
 	"time"
 )
 
+// retryHint is what a refusal of subpool's tells the client's retry loop.
+// Claude Code, the Anthropic and the OpenAI SDKs obey x-should-retry
+// before their own rule (which retries 408, 409, 429 and every 5xx), so a
+// refusal that nothing will change soon says so, and the person sees its
+// message at once instead of after a minute of silent retries.
+type retryHint bool
+
+const (
+	// mayRetry sends no hint: the client's own rule applies, with
+	// retry-after when a time is known.
+	mayRetry retryHint = false
+	// noRetry sends x-should-retry: false.
+	noRetry retryHint = true
+)
+
 // writeError answers in the shape the client's SDK parses for its wire, so
 // that a refusal by subpool reads like any other API error, with a message
 // a person can act on.
-func writeError(w http.ResponseWriter, wire string, status int, msg string, retryAfter time.Duration) {
+func writeError(w http.ResponseWriter, wire string, status int, msg string, retryAfter time.Duration, hint retryHint) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("x-subpool-error", "1")
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	}
+	if hint == noRetry {
+		h.Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(status)
 	w.Write(errorBody(wire, status, msg))

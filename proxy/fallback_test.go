@@ -317,7 +317,7 @@ func TestFallbackTargetOutSaysWhy(t *testing.T) {
 		want string
 	}{
 		{"cooling", func(e *env) { e.coolAll("openai", 5*time.Minute) }, "openai: the only openai credential is cooling down for gpt-5.1-codex; ready in 5m"},
-		{"relogin", func(e *env) { e.pool.Park("key-o", "", api.ParkRelogin, "401 invalid_api_key") }, "log in again (subpool login openai)"},
+		{"relogin", func(e *env) { e.pool.Park("key-o", "", api.ParkRelogin, "401 invalid_api_key") }, "the key was refused: add a new one (subpool add-key openai --label NAME)"},
 		{"paused", func(e *env) { e.pool.Pause("key-o") }, "paused (subpool resume key-o)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

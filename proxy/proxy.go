@@ -232,12 +232,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// rebound DNS name must not even learn whether the key is right.
 	if !guard.HostAllowed(r.Host, p.o.AllowRemote) {
 		p.refused.Host.Add(1)
-		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "subpool only answers requests addressed to 127.0.0.1 or localhost (Host "+quoteShort(r.Host)+" refused)", 0)
+		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "subpool only answers requests addressed to 127.0.0.1 or localhost (Host "+quoteShort(r.Host)+" refused)", 0, noRetry)
 		return
 	}
 	if guard.Browser(r, p.o.AllowOrigins) {
 		p.refused.Origin.Add(1)
-		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "requests from web pages are refused; add the origin to allow_origins in config.toml if you trust it", 0)
+		writeError(w, p.wireForPath(r.URL.Path), http.StatusForbidden, "requests from web pages are refused; add the origin to allow_origins in config.toml if you trust it", 0, noRetry)
 		return
 	}
 	r, ok := p.authenticate(w, r)
@@ -250,12 +250,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if prov != nil {
 			wire = prov.Wire
 		}
-		writeError(w, wire, http.StatusNotFound, "subpool does not serve "+r.Method+" "+quoteShort(r.URL.Path)+"; see the routes in `subpool --help`", 0)
+		writeError(w, wire, http.StatusNotFound, "subpool does not serve "+r.Method+" "+quoteShort(r.URL.Path)+"; see the routes in `subpool --help`", 0, noRetry)
 		return
 	}
 	if allow := allowedMethod(upath); r.Method != allow {
 		w.Header().Set("Allow", allow)
-		writeError(w, prov.Wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, upath, allow), 0)
+		writeError(w, prov.Wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, upath, allow), 0, noRetry)
 		return
 	}
 	// The model list is subpool's own answer, filtered by the key's

@@ -42,7 +42,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 	switch {
 	case errors.Is(err, errTooLarge):
 		rq.status, rq.class = http.StatusRequestEntityTooLarge, classRefused
-		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", lim.maxBody), 0)
+		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", lim.maxBody), 0, noRetry)
 		return
 	case err != nil:
 		// The client stopped sending: nothing to answer, nothing to cool.
@@ -72,5 +72,5 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 	}
 	rq.status, rq.class = ex.Status, classRefused
 	rn.setHeaders(w.Header(), "")
-	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter)
+	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
 }

@@ -433,7 +433,7 @@ func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController)
 func (rn *run) relay(credID string, a *answer, status int) {
 	rn.class, rn.cred, rn.status = a.verdict.Class, credID, status
 	if a.resp == nil {
-		rn.fail(http.StatusBadGateway, rn.lastReason, 0)
+		rn.fail(http.StatusBadGateway, rn.lastReason, 0, mayRetry)
 		return
 	}
 	defer a.resp.Body.Close()
@@ -449,6 +449,11 @@ func (rn *run) relay(credID string, a *answer, status int) {
 	h := rn.w.Header()
 	copyHeader(h, a.resp.Header)
 	rn.setHeaders(h, credID)
+	if a.verdict.Class == classify.ClientError {
+		// The request itself is refused (a 429 credits_required among
+		// them): sent again it is refused again.
+		h.Set("X-Should-Retry", "false")
+	}
 	if a.inStream {
 		body := streamErrorBody(rn.prov.Wire, a.errData)
 		h.Set("Content-Type", "application/json")

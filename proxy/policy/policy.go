@@ -67,6 +67,10 @@ type Action struct {
 	Status     int
 	Message    string
 	RetryAfter time.Duration
+	// Final marks a Fail or Exhausted answer that retrying cannot change
+	// soon: the client is told not to retry (x-should-retry: false), so its
+	// own retry loop neither hides the message nor repeats the wait.
+	Final bool
 
 	// Cool, when set, is a rate limit to record on the pool.
 	Cool *Cool
@@ -185,6 +189,9 @@ func Decide(c Config, a Attempt, v classify.Verdict) Action {
 			act.Delay = 0
 			act.Status = http.StatusBadGateway
 			act.Message = fmt.Sprintf("gave up after %d upstream attempts; last: %s", a.Attempts, reason)
+			// Every credential had its turn: the client's retries would
+			// make as many attempts again.
+			act.Final = true
 			if act.Count == CountNone {
 				act.Count = CountFailure
 			}
@@ -223,9 +230,21 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 			Message: fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", a.Provider, a.Retries+1, reason)}
 
 	case classify.Capacity:
-		left := c.CapacityMax - a.CapacityElapsed
-		if c.CapacityMax <= 0 || left <= 0 {
+		if c.CapacityMax <= 0 {
+			// Waiting is off: the client's own retries do the waiting.
 			return Action{Kind: Relay, Status: relayStatus(a, v), Count: CountFailure}
+		}
+		left := c.CapacityMax - a.CapacityElapsed
+		if left <= 0 {
+			// The budget is the wait: relaying the overload as it came
+			// would have the client's retry loop start it again (an SDK
+			// create() spent 3 budgets that way). Our own 503 with
+			// x-should-retry: false ends it, and carries no
+			// overloaded_error type, which Claude Code retries whatever
+			// the header says.
+			return Action{Kind: Fail, Status: http.StatusServiceUnavailable, Count: CountFailure, Final: true,
+				Message: fmt.Sprintf("%s is overloaded upstream (%s); subpool waited it out for %s (wait.capacity_max) and gave up — try again in a few minutes, or pick another model",
+					a.Provider, reason, c.CapacityMax)}
 		}
 		d := v.RetryAfter
 		if d <= 0 {
@@ -344,7 +363,7 @@ type Waited struct {
 // loop (Exhausted) for serving to detour or refuse.
 func WhenUnavailable(c Config, w Waited, u Unavailable) Action {
 	if u.Total == 0 {
-		return Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: u.Why}
+		return Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: u.Why, Final: true}
 	}
 	left := c.SoleProviderMax - w.Total
 	if c.MaxPoolWaits <= 0 || w.Count < c.MaxPoolWaits {
@@ -366,7 +385,9 @@ func WhenUnavailable(c Config, w Waited, u Unavailable) Action {
 		}
 		return Action{Kind: Exhausted, Status: http.StatusTooManyRequests, Message: msg, RetryAfter: u.NextReady}
 	}
-	return Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: u.Why}
+	// No time is known. Busy credentials free up as other requests end;
+	// the rest (parked, paused, kept from this tool) wait on a person.
+	return Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: u.Why, Final: u.Busy == 0}
 }
 
 // CapacityBackoff is 1s, 2s, 4s … capped at 30s, with equal jitter j in

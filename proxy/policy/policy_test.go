@@ -18,6 +18,9 @@ var cfg = Config{
 	MaxPoolWaits:     1000,
 }
 
+// capacitySpent is the final refusal after a spent capacity budget of cfg.
+const capacitySpent = "anthropic is overloaded upstream (why); subpool waited it out for 5m0s (wait.capacity_max) and gave up — try again in a few minutes, or pick another model"
+
 func verdict(c classify.Class, scope classify.Scope, retry time.Duration, status int) classify.Verdict {
 	return classify.Verdict{Class: c, Scope: scope, RetryAfter: retry, Reason: "why", Status: status}
 }
@@ -63,7 +66,7 @@ func TestDecide(t *testing.T) {
 		{"rate_limit in a 200 stream before any byte cools and rotates", inStream(first), verdict(classify.RateLimit, classify.ScopeCredential, 0, 429),
 			Action{Kind: Rotate, Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
 		{"rate_limit on the last attempt fails", with(func(a *Attempt) { a.Status = 429; a.Attempts = 8 }), verdict(classify.RateLimit, classify.ScopeCredential, 0, 429),
-			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
+			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Final: true, Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
 
 		// transient: in place, then the upstream's answer or ours.
 		{"transient first retry", with(func(a *Attempt) { a.Status = 503 }), verdict(classify.Transient, "", 0, 503),
@@ -77,7 +80,7 @@ func TestDecide(t *testing.T) {
 		{"transport error, retries spent, fails in our words", with(func(a *Attempt) { a.Status = 0; a.Retries = 2; a.Attempts = 3 }), verdict(classify.Transient, "", 0, 0),
 			Action{Kind: Fail, Status: 502, Message: "anthropic upstream failed 3 times in a row (why); try again shortly", Count: CountFailure}},
 		{"transient on the last attempt fails", with(func(a *Attempt) { a.Status = 503; a.Attempts = 8 }), verdict(classify.Transient, "", 0, 503),
-			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Count: CountFailure}},
+			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Final: true, Count: CountFailure}},
 
 		// capacity: wait within the budget, then relay.
 		{"capacity first answer backs off", with(func(a *Attempt) { a.Status = 529; a.Jitter = 0.5 }), verdict(classify.Capacity, "", 0, 529),
@@ -86,10 +89,12 @@ func TestDecide(t *testing.T) {
 			Action{Kind: WaitCapacity, Delay: 3 * time.Second}},
 		{"capacity wait is cut to the budget left", with(func(a *Attempt) { a.Status = 529; a.CapacityElapsed = 5*time.Minute - time.Second; a.CapacityWaits = 9 }), verdict(classify.Capacity, "", 0, 529),
 			Action{Kind: WaitCapacity, Delay: time.Second}},
-		{"capacity budget spent relays", with(func(a *Attempt) { a.Status = 529; a.CapacityElapsed = 5 * time.Minute; a.CapacityWaits = 9 }), verdict(classify.Capacity, "", 0, 529),
-			Action{Kind: Relay, Status: 529, Count: CountFailure}},
-		{"capacity in a 200 stream, budget spent, relays its status", with(func(a *Attempt) { a.Status = 0; a.CapacityElapsed = 6 * time.Minute }), verdict(classify.Capacity, "", 0, 529),
-			Action{Kind: Relay, Status: 529, Count: CountFailure}},
+		// A spent budget is subpool's own final 503: relaying the 529
+		// had the client's retry loop start the whole wait again (issue 24).
+		{"capacity budget spent ends it: a final 503", with(func(a *Attempt) { a.Status = 529; a.CapacityElapsed = 5 * time.Minute; a.CapacityWaits = 9 }), verdict(classify.Capacity, "", 0, 529),
+			Action{Kind: Fail, Status: 503, Count: CountFailure, Final: true, Message: capacitySpent}},
+		{"capacity in a 200 stream, budget spent: the same final 503", with(func(a *Attempt) { a.Status = 0; a.CapacityElapsed = 6 * time.Minute }), verdict(classify.Capacity, "", 0, 529),
+			Action{Kind: Fail, Status: 503, Count: CountFailure, Final: true, Message: capacitySpent}},
 
 		// auth: refresh once, then park for a new login.
 		{"auth_expired refreshes a login", with(func(a *Attempt) { a.Status = 401; a.CanRefresh = true }), verdict(classify.AuthExpired, classify.ScopeCredential, 0, 401),
@@ -177,8 +182,10 @@ func TestWhenUnavailable(t *testing.T) {
 		u    Unavailable
 		want Action
 	}{
-		{"no credentials", Waited{}, Unavailable{Why: "none"},
-			Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: "none"}},
+		// Final: nothing changes by itself, so the client is told not to
+		// retry (a dead sole key left Claude Code silent for a minute).
+		{"no credentials is final", Waited{}, Unavailable{Why: "none"},
+			Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: "none", Final: true}},
 		{"sole credential cooling briefly waits for it", Waited{}, Unavailable{Total: 1, NextReady: 30 * time.Second, HasNext: true, Why: "cooling"},
 			Action{Kind: WaitPool, Delay: 30 * time.Second}},
 		{"a cooldown ending now waits its instant", Waited{}, Unavailable{Total: 1, HasNext: true, Why: "cooling"},
@@ -191,8 +198,8 @@ func TestWhenUnavailable(t *testing.T) {
 			Action{Kind: WaitPool, Delay: 2 * time.Minute}},
 		{"busy after the budget is spent is exhausted", Waited{Total: 2 * time.Minute}, Unavailable{Total: 1, Busy: 1, Why: "busy"},
 			Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: "busy"}},
-		{"parked or paused only is exhausted", Waited{}, Unavailable{Total: 2, Why: "parked"},
-			Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: "parked"}},
+		{"parked or paused only is final", Waited{}, Unavailable{Total: 2, Why: "parked"},
+			Action{Kind: Exhausted, Status: http.StatusServiceUnavailable, Message: "parked", Final: true}},
 		{"too many waits is exhausted", Waited{Count: 1000}, Unavailable{Total: 1, NextReady: time.Second, HasNext: true, Why: "cooling"},
 			Action{Kind: Exhausted, Status: 429, RetryAfter: time.Second, Message: "cooling"}},
 	}
@@ -237,6 +244,9 @@ func show(a Action) string {
 	}
 	if a.Exclude {
 		s += " exclude"
+	}
+	if a.Final {
+		s += " final"
 	}
 	return s + " count=" + []string{"none", "success", "failure", "rate_limit"}[a.Count]
 }

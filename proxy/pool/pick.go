@@ -486,6 +486,9 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 func parkWords(pk *api.Park, c *cred) string {
 	var s string
 	switch {
+	case pk.Kind == api.ParkRelogin && c.Kind == api.KindAPIKey:
+		// A refused key is not fixed by logging in: it needs replacing.
+		s = "the key was refused: add a new one (subpool add-key " + c.Provider + " --label NAME) and remove this one (subpool remove " + c.ID + ")"
 	case pk.Kind == api.ParkRelogin && c.Source != "":
 		s = "log in again in " + c.Source + ", then subpool import " + c.Source
 	case pk.Kind == api.ParkRelogin:
