@@ -106,12 +106,14 @@ func (p *Pool) armSlot(pr *provider, slot, now time.Time) {
 	})
 }
 
-// endGuessed ends every guessed cooldown that keeps pr's credentials from
-// model, after a provider probe was answered 2xx: the outage is over.
-// Each credential comes back as one probe, as after any cooldown (the flag
-// its cooldown set stays); cooldowns on upstream times stand. Requires
-// p.mu.
-func (p *Pool) endGuessed(pr *provider, model string, now time.Time, fx *effects) {
+// endGuessed ends the guessed cooldowns that kept the probed credential c
+// from model, and its provider's own, after c's probe during a guessed
+// outage was answered 2xx. The answer speaks for c alone: another
+// credential's guess stands (one refused just before the probe's answer
+// came back is still refused, issue 24), and it comes back when its own
+// guess ends or when it is probed in turn. Cooldowns on upstream times
+// stand. Requires p.mu.
+func (p *Pool) endGuessed(c *cred, model string, now time.Time, fx *effects) {
 	end := func(k key, e *cooldown) {
 		if !active(e, now) || !e.guessed() {
 			return
@@ -122,12 +124,10 @@ func (p *Pool) endGuessed(pr *provider, model string, now time.Time, fx *effects
 		fx.changed, fx.wake = true, true
 		p.settleReasons(k, e, now)
 	}
-	end(key{prov: pr}, pr.cool)
-	for _, c := range pr.creds {
-		end(key{cred: c}, c.cool)
-		if model != "" {
-			end(key{cred: c, model: model}, c.models[model])
-		}
+	end(key{prov: c.prov}, c.prov.cool)
+	end(key{cred: c}, c.cool)
+	if model != "" {
+		end(key{cred: c, model: model}, c.models[model])
 	}
 }
 

@@ -458,8 +458,8 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 // nothing about the new window.
 //
 // On a credential leased as a provider's probe during a guessed outage
-// (see Pick), it ends every guessed cooldown of the provider for model:
-// the outage is over, and each credential comes back as one probe. And
+// (see Pick), it ends that credential's guessed cooldowns for model and
+// the provider's own: a probe confirms only the credential it went to. And
 // as a success, it clears the credential's reason when nothing holds it
 // back any more, as Record does.
 func (p *Pool) Confirm(id, model string) {
@@ -472,7 +472,7 @@ func (p *Pool) Confirm(id, model string) {
 	now := p.clk.Now()
 	fx := effects{wake: true}
 	if c.outageProbes > 0 {
-		p.endGuessed(c.prov, model, now, &fx)
+		p.endGuessed(c, model, now, &fx)
 	}
 	c.probe = false
 	if b := c.buds[model]; b != nil && b.refilling(now) {
