@@ -1,0 +1,144 @@
+//go:build unix
+
+package realclients
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	installed "github.com/subpool/subpool/internal/realclients"
+)
+
+// exports reads the `export K=V` lines `subpool env` prints.
+func exports(printed string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(printed, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "export "), "="); ok && !strings.HasPrefix(l, "#") && strings.HasPrefix(strings.TrimSpace(l), "export ") {
+			m[k] = strings.Trim(v, `'"`)
+		}
+	}
+	return m
+}
+
+// claude runs `claude -p PROMPT [args]` set up the way `subpool env
+// claude-code` says.
+func (s *served) claude(t *testing.T, timeout time.Duration, prompt string, args ...string) result {
+	t.Helper()
+	bin := clientBin(t, "claude")
+	printed, _ := s.env("claude-code")
+	p := newPerson(t)
+	for k, v := range exports(printed) {
+		p.env[k] = v
+	}
+	return p.run(t, timeout, bin, append([]string{"-p", prompt}, args...)...)
+}
+
+// codex runs `codex exec --skip-git-repo-check PROMPT` with the custom
+// provider `subpool env codex` prints, written to $CODEX_HOME/config.toml.
+func (s *served) codex(t *testing.T, timeout time.Duration, prompt string, args ...string) result {
+	t.Helper()
+	bin := clientBin(t, "codex")
+	printed, key := s.env("codex")
+	p := newPerson(t)
+	var cfg []string
+	for _, l := range strings.Split(printed, "\n") {
+		if strings.HasPrefix(l, "export ") {
+			k, v, _ := strings.Cut(strings.TrimPrefix(l, "export "), "=")
+			p.env[k] = strings.Trim(v, `'"`)
+			continue
+		}
+		if !strings.HasPrefix(l, "#") {
+			cfg = append(cfg, l)
+		}
+	}
+	if !strings.Contains(strings.Join(cfg, "\n"), "base_url") || !strings.Contains(printed, key) {
+		t.Fatalf("subpool env codex printed no provider:\n%s", printed)
+	}
+	if err := os.WriteFile(filepath.Join(p.env["CODEX_HOME"], "config.toml"), []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p.run(t, timeout, bin, append([]string{"exec", "--skip-git-repo-check"}, append(args, prompt)...)...)
+}
+
+// opencode runs `opencode run PROMPT` with the provider options `subpool
+// env opencode` prints, as ~/.config/opencode/opencode.json.
+func (s *served) opencode(t *testing.T, timeout time.Duration, model, prompt string) result {
+	t.Helper()
+	bin := clientBin(t, "opencode")
+	printed, _ := s.env("opencode")
+	p := newPerson(t)
+	var js []string
+	for _, l := range strings.Split(printed, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+			js = append(js, l)
+		}
+	}
+	var probe map[string]any
+	if err := json.Unmarshal([]byte(strings.Join(js, "\n")), &probe); err != nil {
+		t.Fatalf("subpool env opencode printed no JSON (%v):\n%s", err, printed)
+	}
+	dir := filepath.Join(p.env["XDG_CONFIG_HOME"], "opencode")
+	os.MkdirAll(dir, 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(strings.Join(js, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p.run(t, timeout, bin, "run", "-m", model, prompt)
+}
+
+// sdkAnswer is what the SDK scripts in testdata print: the answer, or the
+// error the SDK threw.
+type sdkAnswer struct {
+	OK         bool    `json:"ok"`
+	Text       string  `json:"text"`
+	Credential string  `json:"credential"`
+	Attempts   string  `json:"attempts"`
+	Status     int     `json:"status"`
+	Name       string  `json:"name"`
+	Message    string  `json:"message"`
+	Retry      string  `json:"should_retry"`
+	Ms         float64 `json:"ms"`
+}
+
+// sdk runs testdata/SCRIPT with node: the official SDK, its defaults
+// (retries included), pointed at subpool by the environment variables a
+// person sets.
+func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, stream bool) (sdkAnswer, result) {
+	t.Helper()
+	node := nodeBin(t)
+	dir, err := installed.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPerson(t)
+	p.env["NODE_PATH"] = filepath.Join(dir, "node_modules")
+	p.env["SDK_MODEL"] = model
+	if stream {
+		p.env["SDK_STREAM"] = "1"
+	}
+	printed, _ := s.env("shell")
+	vars := exports(printed)
+	for _, k := range []string{"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"} {
+		p.env[k] = vars[k]
+	}
+	// The Anthropic SDK reads ANTHROPIC_AUTH_TOKEN as a bearer token too;
+	// a person with an SDK app sets the key variable.
+	p.env["ANTHROPIC_API_KEY"] = vars["ANTHROPIC_AUTH_TOKEN"]
+	r := p.run(t, timeout, node, abs)
+	var a sdkAnswer
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "{") {
+			if json.Unmarshal([]byte(l), &a) != nil {
+				t.Fatalf("%s printed no answer: %s", script, r)
+			}
+		}
+	}
+	return a, r
+}
