@@ -106,6 +106,20 @@ type Verdict struct {
 	// A proxy that relays an in-stream refusal as an HTTP error answers
 	// with it. Not part of the JSON shape.
 	Status int
+	// Tool marks a refusal that is about the tool that sent the request,
+	// not about the credential. A Claude subscription's OAuth token is
+	// meant for Claude Code: Anthropic refuses another tool's request
+	// (400 "This credential is only authorized for use with Claude Code
+	// …") or bills it as extra usage and refuses it when there is none
+	// (400 "Third-party apps now draw from your extra usage …", "You're
+	// out of extra usage …"). The same credential goes on serving Claude
+	// Code, so such a verdict is client_error with no scope: nothing may
+	// cool or park the credential for it. The proxy should stop sending
+	// that tool to that credential for a while, and try another
+	// credential (an API key) before it relays the refusal. Tool is only
+	// ever set on client_error. In the JSON shape it is "tool": true, and
+	// absent when false, so the contract's four keys read as before.
+	Tool bool
 }
 
 type verdictJSON struct {
@@ -113,12 +127,14 @@ type verdictJSON struct {
 	Scope        Scope  `json:"scope"`
 	RetryAfterMS int64  `json:"retry_after_ms"`
 	Reason       string `json:"reason"`
+	Tool         bool   `json:"tool,omitempty"`
 }
 
 // MarshalJSON writes the contract's shape: class, scope, retry_after_ms
-// (0 when unknown) and reason.
+// (0 when unknown) and reason, and "tool": true on a refusal about the
+// requesting tool (Tool).
 func (v Verdict) MarshalJSON() ([]byte, error) {
-	return json.Marshal(verdictJSON{v.Class, v.Scope, v.RetryAfter.Milliseconds(), v.Reason})
+	return json.Marshal(verdictJSON{v.Class, v.Scope, v.RetryAfter.Milliseconds(), v.Reason, v.Tool})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -127,7 +143,7 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*v = Verdict{Class: j.Class, Scope: j.Scope, RetryAfter: time.Duration(j.RetryAfterMS) * time.Millisecond, Reason: j.Reason}
+	*v = Verdict{Class: j.Class, Scope: j.Scope, RetryAfter: time.Duration(j.RetryAfterMS) * time.Millisecond, Reason: j.Reason, Tool: j.Tool}
 	return nil
 }
 

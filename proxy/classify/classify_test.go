@@ -400,6 +400,46 @@ func TestVerdictJSON(t *testing.T) {
 	if string(b) != `{"class":"ok","scope":"","retry_after_ms":0,"reason":""}` {
 		t.Errorf("zero fields: %s", b)
 	}
+	// A refusal about the requesting tool adds one key; the four keys
+	// the contract names stay as they were.
+	tool := Verdict{Class: ClientError, Reason: "400 invalid_request_error: x", Tool: true}
+	b, _ = json.Marshal(tool)
+	if string(b) != `{"class":"client_error","scope":"","retry_after_ms":0,"reason":"400 invalid_request_error: x","tool":true}` {
+		t.Errorf("tool: %s", b)
+	}
+	back = Verdict{}
+	if err := json.Unmarshal(b, &back); err != nil || back != tool {
+		t.Errorf("tool round trip: %+v %v", back, err)
+	}
+}
+
+// Refusals about the requesting tool or the request's own needs never
+// touch the credential, whatever status they wear (issue 24, item 11
+// and 12): a 429 credits_required is not a rate limit, and the extra
+// usage a third-party app is billed is not the account's billing.
+func TestToolAndRequestRefusalsSpareTheCredential(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+		tool   bool
+	}{
+		{"identity", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"This credential is only authorized for use with Claude Code and cannot be used for other API requests."}}`, true},
+		{"third-party billing", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"Third-party apps now draw from your extra usage, not your plan limits."}}`, true},
+		{"out of extra usage as a 429", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"You're out of extra usage. Add more at claude.ai/settings/usage and keep going."}}`, true},
+		{"credits_required code alone", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited","details":{"error_code":"credits_required"}}}`, false},
+		{"credits in a stream error", 0, `{"type":"error","error":{"type":"rate_limit_error","message":"Usage credits are required for long context requests."}}`, false},
+	} {
+		var v Verdict
+		if c.status == 0 {
+			v, _ = ClassifyEvent(Lookup("anthropic"), "error", []byte(c.body), testNow)
+		} else {
+			v = Classify(Lookup("anthropic"), Response{Status: c.status, Body: []byte(c.body)}, testNow)
+		}
+		if v.Class != ClientError || v.Scope != ScopeNone || v.RetryAfter != 0 || v.Tool != c.tool {
+			t.Errorf("%s: %+v", c.name, v)
+		}
+	}
 }
 
 func TestMalformedBodies(t *testing.T) {

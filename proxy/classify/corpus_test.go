@@ -41,6 +41,9 @@ type sample struct {
 		// in-stream error stands for. Other samples are judged as their
 		// own status, or 0 when no response arrived.
 		Status int `json:"status"`
+		// Tool: the refusal is about the requesting tool, not the
+		// credential (Verdict.Tool).
+		Tool bool `json:"tool"`
 	} `json:"want"`
 	Source string `json:"source"`
 	Note   string `json:"note"`
@@ -165,6 +168,9 @@ func TestCorpus(t *testing.T) {
 			}
 			if want := s.wantStatus(); v.Status != want {
 				t.Errorf("status %d, want %d", v.Status, want)
+			}
+			if v.Tool != s.Want.Tool {
+				t.Errorf("tool %v, want %v\nreason: %s", v.Tool, s.Want.Tool, v.Reason)
 			}
 			checkReason(t, v)
 		})

@@ -14,11 +14,12 @@ func (p *Profile) decide(status int, h http.Header, f *fields, now time.Time, st
 	if p.zai {
 		f.zaiCode()
 	}
-	class, scope, why, code := p.match(status, f, lower)
+	r, code := p.match(status, f, lower)
 	if code == "" {
 		code = f.primary()
 	}
-	v := Verdict{Class: class, Scope: scope, Status: status}
+	class, why := r.class, r.why
+	v := Verdict{Class: class, Scope: r.scope, Status: status, Tool: r.tool && class == ClientError}
 	switch class {
 	case RateLimit, Capacity, Transient, Payment:
 		var hs headerState
@@ -34,7 +35,7 @@ func (p *Profile) decide(status int, h http.Header, f *fields, now time.Time, st
 
 // match finds the first table rule that fits, else judges by status. It
 // returns the identifier that matched, for the reason line.
-func (p *Profile) match(status int, f *fields, lower string) (Class, Scope, string, string) {
+func (p *Profile) match(status int, f *fields, lower string) (rule, string) {
 	for _, r := range p.rules {
 		if len(r.status) > 0 && !slices.Contains(r.status, status) {
 			continue
@@ -48,10 +49,10 @@ func (p *Profile) match(status int, f *fields, lower string) (Class, Scope, stri
 		if len(r.text) > 0 && !containsAny(lower, r.text) {
 			continue
 		}
-		return r.class, r.scope, r.why, id
+		return r, id
 	}
 	c, s, w := byStatus(status)
-	return c, s, w, ""
+	return rule{class: c, scope: s, why: w}, ""
 }
 
 // rateScope says how far a rate limit reaches. An egress-limited provider

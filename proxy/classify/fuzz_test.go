@@ -161,6 +161,11 @@ func checkVerdict(t *testing.T, v Verdict) {
 			t.Fatalf("class %s carries retry after %v", v.Class, v.RetryAfter)
 		}
 	}
+	// Tool says the credential is not at fault: only a client error,
+	// which reaches no credential, may carry it.
+	if v.Tool && (v.Class != ClientError || v.Scope != ScopeNone) {
+		t.Fatalf("tool refusal as class %s scope %q", v.Class, v.Scope)
+	}
 	if v.Reason == "" || len(v.Reason) > 300 || !utf8.ValidString(v.Reason) || strings.ContainsAny(v.Reason, "\n\r\x00") {
 		t.Fatalf("bad reason %q", v.Reason)
 	}

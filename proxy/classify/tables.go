@@ -26,6 +26,9 @@ type rule struct {
 	class  Class
 	scope  Scope
 	why    string
+	// tool: the refusal is about the requesting tool, not the
+	// credential (Verdict.Tool); only on client_error rules.
+	tool bool
 }
 
 // oauthRules are the answers of OAuth token endpoints and of APIs that
@@ -45,6 +48,27 @@ var oauthRules = []rule{
 // anthropicRules: Anthropic API keys and Claude subscriptions
 // (docs.claude.com/en/api/errors and the samples in the corpus).
 var anthropicRules = []rule{
+	// A Claude subscription's OAuth token is meant for Claude Code.
+	// Another tool's request is refused outright when its system prompt
+	// does not start with Claude Code's identity, or billed as extra
+	// usage and refused when there is none. The login goes on serving
+	// Claude Code, so these refusals concern the tool: client errors
+	// marked tool, never a cooldown or a park. They wear
+	// invalid_request_error and come first.
+	{text: []string{"only authorized for use with claude code"},
+		class: ClientError, tool: true, why: "this subscription serves Claude Code only; the requesting tool was refused"},
+	{text: []string{"third-party apps now draw from your extra usage", "out of extra usage"},
+		class: ClientError, tool: true, why: "Anthropic bills this tool's use of the subscription as extra usage, and there is none"},
+	// A long-context (1M) request on a subscription needs usage credits:
+	// a 429 rate_limit_error, yet about the request, not the account,
+	// whose plan windows may be nearly unused. Claude Code does not retry
+	// it (its bundled cli checks details.error_code "credits_required" and
+	// these two phrases). No wait or rotation makes the request pass, so
+	// it goes back to the client.
+	{codes: []string{"credits_required"}, class: ClientError, why: "the request needs usage credits (long context); the login still serves others"},
+	{text: []string{"usage credits are required", "extra usage is required"},
+		class: ClientError, why: "the request needs usage credits (long context); the login still serves others"},
+
 	// Billing wears many coats: a 402 billing_error, a 400
 	// invalid_request_error about credit, a 429 rate_limit_error whose
 	// details say enforced_spend_limit_reached. None lifts by waiting.
@@ -53,12 +77,16 @@ var anthropicRules = []rule{
 	{text: []string{"credit balance is too low"}, class: Payment, scope: ScopeCredential, why: "credit balance too low"},
 	{text: []string{"api usage limits", "spend limit"},
 		class: Payment, scope: ScopeCredential, why: "spend limit reached"},
-	{text: []string{"extra usage"}, class: Payment, scope: ScopeCredential, why: "subscription needs extra usage for this client"},
 
 	{codes: []string{"overloaded_error"}, class: Capacity, why: "model overloaded for everyone"},
 	{codes: []string{"rate_limit_error"}, class: RateLimit, scope: ScopeCredential, why: "account rate limit"},
 
 	{codes: []string{"authentication_error"}, class: AuthInvalid, scope: ScopeCredential, why: "key or token refused"},
+	// An organization that does not allow OAuth refuses every request of
+	// the login (a 403 permission_error): the login is of no use until
+	// that changes or the person logs in to another account.
+	{text: []string{"oauth authentication is currently not allowed"},
+		class: AuthInvalid, scope: ScopeCredential, why: "this organization does not allow OAuth logins"},
 	// permission_error is mostly "this key may not use that resource":
 	// the request's problem, not a dead credential. Revocations are
 	// caught above by their wording.
