@@ -34,6 +34,9 @@ type request struct {
 	ctx   context.Context
 	start time.Time
 	info  requestInfo
+	// tool is the tool the request comes from (api.ToolClaudeCode…), by
+	// its User-Agent: a subscription login serves only its own tool.
+	tool string
 
 	attempts int
 	waited   policy.Waited
@@ -77,6 +80,9 @@ type run struct {
 	exclude    map[string]bool
 	refreshed  map[string]bool
 	retries    map[string]int
+	// noWait: another target of the request may serve, so this run gives
+	// up at once when its pool has nothing ready instead of waiting for it.
+	noWait bool
 }
 
 // loop runs attempts until the client has an answer or has left (nil),
@@ -341,7 +347,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 			}
 			rn.pinned = ""
 		}
-		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude})
+		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude, Tool: rn.tool})
 		if err == nil {
 			end("ready")
 			return l, nil
@@ -355,7 +361,11 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 			changed = pl.Changed()
 			continue
 		}
-		act := policy.WhenUnavailable(rn.pol, rn.waited, rn.view(u))
+		pol := rn.pol
+		if rn.noWait {
+			pol.SoleProviderMax = 0
+		}
+		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u))
 		if act.Kind != policy.WaitPool {
 			end("gave_up")
 			return nil, &act

@@ -72,7 +72,7 @@ func (rn *run) detour(t FallbackTarget, from translate.Target, reason string, sk
 		return "not a provider of this proxy", false
 	}
 	// Asked without a lease: a look that spends no request budget.
-	if u := p.o.Pool.Explain(pool.PickRequest{Provider: to.Name, Model: t.Model}); u != nil {
+	if u := p.o.Pool.Explain(pool.PickRequest{Provider: to.Name, Model: t.Model, Tool: rn.tool}); u != nil {
 		if u.Total == 0 {
 			return notLoggedIn(to.Name), false
 		}

@@ -17,12 +17,14 @@ import (
 // usage endpoint each), then requests flow.
 
 // logins adds Claude subscriptions whose secret is their id, each at the
-// given 5h use, and lets the pool read their usage endpoint once.
+// given 5h use, and lets the pool read their usage endpoint once. They are
+// opened to every tool: the test client is no Claude Code, and the tool
+// rule has tests of its own (tools_test.go).
 func (e *env) logins(used map[string]float64, ids ...string) {
 	e.t.Helper()
 	for _, id := range ids {
 		e.auth.secrets[id] = id
-		e.pool.Add(pool.Credential{ID: id, Provider: "anthropic", Label: "Claude " + id, Kind: api.KindOAuth})
+		e.pool.Add(pool.Credential{ID: id, Provider: "anthropic", Label: "Claude " + id, Kind: api.KindOAuth, OtherTools: true})
 		e.up.SetUtilization(id, used[id], 0.2)
 		req, _ := http.NewRequest(http.MethodGet, e.up.URL()+"/api/oauth/usage", nil)
 		req.Header.Set("Authorization", "Bearer "+id)

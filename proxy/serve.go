@@ -18,14 +18,14 @@ const classRefused = classify.Class("refused")
 // around it (fallback.go). Whatever happens, request_finished goes out.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	lim := p.limits.Load()
-	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now()}
+	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: tokens.ClientApp(r.UserAgent())}
 	defer func() {
 		u := rq.meter.Usage()
 		ev := api.Event{
 			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: rq.cred,
 			Model: rq.info.Model, Path: upath, Status: rq.status, Class: string(rq.class),
 			Attempts: rq.attempts, LatencyMS: p.o.Clock.Now().Sub(rq.start).Milliseconds(),
-			Client: clientName(r), ClientApp: tokens.ClientApp(r.UserAgent()),
+			Client: clientName(r), ClientApp: rq.tool,
 			CredentialKind: rq.credKind, ServedModel: rq.servedModel, FallbackTo: rq.fallbackTo,
 			WaitedMS:    rq.waitedTotal.Milliseconds(),
 			InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite,

@@ -85,6 +85,11 @@ type CredentialStatus struct {
 	// credential back: the binding window's reset.
 	Reserve       int        `json:"reserve,omitempty"`
 	ReservedUntil *time.Time `json:"reserved_until,omitempty"`
+	// OwnTool is the tool a subscription login serves by default
+	// (SubscriptionTool); empty when any tool may use the credential.
+	// OtherTools: the person opted this login in for other tools too.
+	OwnTool    string `json:"own_tool,omitempty"`
+	OtherTools bool   `json:"other_tools,omitempty"`
 }
 
 // Cooldown is one active cooldown.

@@ -11,7 +11,7 @@ func (p *Pool) Explain(req PickRequest) *Unavailable {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clk.Now()
-	list := p.listLocked(req.Provider)
+	list, barred := forTool(p.listLocked(req.Provider), req.Tool)
 	for _, c := range list {
 		if p.check(c, req.Model, req.Exclude, now) == blockNone {
 			return nil
@@ -21,5 +21,7 @@ func (p *Pool) Explain(req PickRequest) *Unavailable {
 	if probe != nil {
 		return nil
 	}
-	return p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
+	u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
+	u.bar(barred, req.Tool)
+	return u
 }

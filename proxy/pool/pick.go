@@ -20,6 +20,11 @@ type PickRequest struct {
 	Affinity string
 	// Exclude names credentials this request already tried.
 	Exclude map[string]bool
+	// Tool is the tool the request comes from (api.ToolClaudeCode…): a
+	// subscription login serves only its own tool unless the person
+	// opted it in for others (Credential.OtherTools). Empty serves
+	// everywhere.
+	Tool string
 }
 
 // Lease is one in-flight slot on a credential. Release it when the
@@ -101,12 +106,12 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 	var bound *affEntry
 	if req.Affinity != "" {
 		bound = p.aff.lookup(req.Provider, req.Affinity)
-		if bound != nil && bound.usable(req.Provider, now, p.aff.idle) && p.check(bound.c, req.Model, req.Exclude, now) == blockNone {
+		if bound != nil && bound.usable(req.Provider, now, p.aff.idle) && bound.c.serves(req.Tool) && p.check(bound.c, req.Model, req.Exclude, now) == blockNone {
 			best = bound.c
 		}
 	}
 	if best == nil {
-		list := p.listLocked(req.Provider)
+		list, barred := forTool(p.listLocked(req.Provider), req.Tool)
 		// One pass to find the usable and the best headroom, one over the
 		// usable to pick; the buffer keeps a pool of ordinary size off
 		// the heap.
@@ -126,6 +131,7 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 					p.armSlot(p.provs[req.Provider], slot, now)
 				}
 				u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
+				u.bar(barred, req.Tool)
 				p.mu.Unlock()
 				return nil, u
 			}
@@ -378,6 +384,9 @@ type Unavailable struct {
 	Reserved int
 	// Excluded counts credentials usable but already tried by this request.
 	Excluded int
+	// Barred counts subscription logins kept for their own tool
+	// (PickRequest.Tool); they count in Total.
+	Barred int
 	// NextReady is the shortest wait until a cooling credential is usable
 	// again, or until the provider's next probe during a guessed outage
 	// (see Pick), HasNext whether there is one. Paused, parked and busy
@@ -391,6 +400,48 @@ type Unavailable struct {
 	// Reasons has one line per credential that is not usable, in plain
 	// words: "key-a: cooling 4m10s (429 rate_limit_error)".
 	Reasons []string
+}
+
+// forTool splits list into the credentials that serve tool and those kept
+// for their own tool. It copies only when one is kept out, so a pool with
+// no such rule allocates nothing.
+func forTool(list []*cred, tool string) (serve, barred []*cred) {
+	for i, c := range list {
+		if c.serves(tool) {
+			continue
+		}
+		serve = append(serve, list[:i]...)
+		for _, c := range list[i:] {
+			if c.serves(tool) {
+				serve = append(serve, c)
+			} else {
+				barred = append(barred, c)
+			}
+		}
+		return serve, barred
+	}
+	return list, nil
+}
+
+// bar counts the credentials kept for their own tool into u, each with
+// the words that say how to open it.
+func (u *Unavailable) bar(barred []*cred, tool string) {
+	for _, c := range barred {
+		u.Total++
+		u.Barred++
+		own := api.SubscriptionTool(c.Provider, c.Kind)
+		u.Reasons = append(u.Reasons, fmt.Sprintf("%s: serves %s only, not %s (to let other tools use it: subpool tools %s all%s)",
+			c.name(), api.ToolTitle(own), api.ToolTitle(tool), c.ID, billingNote(c.Provider)))
+	}
+}
+
+// billingNote says what opening a login to other tools costs, where the
+// provider says it costs something.
+func billingNote(provider string) string {
+	if provider == "anthropic" {
+		return "; Anthropic bills other tools' use of a subscription as extra usage"
+	}
+	return ""
 }
 
 // Error is one line a person can act on.

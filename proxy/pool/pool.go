@@ -91,6 +91,17 @@ type Credential struct {
 	ID, Provider, Label, Kind string // Kind api.KindAPIKey | api.KindOAuth
 	Source                    string // "claude-code" | "codex" | ""
 	MaxInFlight               int    // 0 → Config.MaxInFlight
+	// OtherTools opens a subscription login to tools other than its own
+	// (api.SubscriptionTool): the person's choice, never the default.
+	OtherTools bool
+}
+
+// serves reports whether c takes requests from tool. An empty tool is a
+// request of subpool's own (a model listing, a probe), which any
+// credential serves.
+func (c Credential) serves(tool string) bool {
+	own := api.SubscriptionTool(c.Provider, c.Kind)
+	return own == "" || tool == "" || tool == own || c.OtherTools
 }
 
 // name is how a person knows the credential: its label, else its id.

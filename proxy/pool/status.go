@@ -34,7 +34,9 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 			Usage:    c.util,
 			Counters: c.counters,
 			InFlight: c.inFlight,
+			OwnTool:  api.SubscriptionTool(c.Provider, c.Kind),
 		}
+		s.OtherTools = s.OwnTool != "" && c.OtherTools
 		for _, e := range [...]*cooldown{c.prov.cool, c.cool} {
 			if active(e, now) {
 				s.Cooldowns = append(s.Cooldowns, e.api(steps))

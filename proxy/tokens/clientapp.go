@@ -1,14 +1,19 @@
 package tokens
 
-import "strings"
+import (
+	"strings"
 
-// Client app families, from the User-Agent.
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// Client app families, from the User-Agent: the tools api names, which
+// the tool rules of subscriptions use too.
 const (
-	AppClaudeCode = "claude-code"
-	AppCodex      = "codex"
-	AppOpenCode   = "opencode"
-	AppAider      = "aider"
-	AppOther      = "other"
+	AppClaudeCode = api.ToolClaudeCode
+	AppCodex      = api.ToolCodex
+	AppOpenCode   = api.ToolOpenCode
+	AppAider      = api.ToolAider
+	AppOther      = api.ToolOther
 )
 
 // ClientApp names the tool behind a User-Agent, for grouping history. The
