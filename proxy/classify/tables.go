@@ -114,10 +114,16 @@ var openaiRules = []rule{
 	// makes the request fit.
 	{text: []string{"request too large for"}, class: ClientError, why: "request larger than the rate limit allows"},
 	{codes: []string{"server_is_overloaded", "engine_overloaded_error"}, class: Capacity, why: "servers overloaded"},
+	// A 503 slow_down is the service shedding load, not this account's
+	// limit: Codex reads it exactly as server_is_overloaded
+	// (codex-rs/codex-api/src/api_bridge.rs), and a rotation only moves
+	// the same load to the next credential. Under another status the
+	// code keeps its older meaning below.
+	{status: []int{503}, codes: []string{"slow_down"}, class: Capacity, why: "service overloaded; slow down"},
 	{text: []string{"at capacity", "currently overloaded", "is overloaded with other requests", "temporarily overloaded"},
 		class: Capacity, why: "servers overloaded"},
-	// slow_down is OpenAI asking this account to ramp down; the cure is
-	// the same as a rate limit.
+	// slow_down outside a 503 is read as a relay means it: this
+	// account asked to ramp down, cured like a rate limit.
 	{codes: []string{"rate_limit_exceeded", "slow_down", "rate_limit_error"},
 		class: RateLimit, scope: ScopeCredential, why: "rate limit"},
 	{codes: []string{"invalid_api_key", "account_deactivated", "invalid_organization"},
