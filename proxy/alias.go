@@ -78,20 +78,33 @@ func (rn *run) admit() (al *aliasReq, ok bool) {
 	return al, true
 }
 
-// loop runs the request's own attempt loop. For a list whose first target
-// has no ready credential now, the loop is not run yet: the other targets
-// come first (fallback).
+// loop runs the request's own attempt loop. For a list, the first target
+// yields to the others the moment it cannot serve (no ready credential, or
+// refused with a rate limit): its run does not wait for its pool, because
+// another target may serve now. It gets its own loop again, waits
+// included, only when none of the others could (fallback).
 func (al *aliasReq) loop(rn *run) *policy.Action {
 	if al == nil {
 		return rn.loop()
 	}
-	if !al.first || len(al.targets) > 1 && rn.p.o.Pool.Explain(poolRequest(al.targets[0])) != nil {
-		al.passed = al.first
+	exhausted := func() *policy.Action {
 		return &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable,
 			Message: "alias " + strconv.Quote(al.name) + ": " + al.targets[0].Provider + "/" + al.targets[0].Model + " cannot serve now"}
 	}
+	if !al.first {
+		return exhausted()
+	}
+	if len(al.targets) > 1 {
+		al.passed = true
+		if rn.p.o.Pool.Explain(al.poolRequest(rn, al.targets[0])) != nil {
+			return exhausted()
+		}
+		rn.noWait = true
+		defer func() { rn.noWait = false }()
+	}
 	ex := rn.loop()
 	if ex == nil {
+		al.passed = false
 		al.aw.finish(rn.abort)
 	}
 	return ex
@@ -150,7 +163,7 @@ func (al *aliasReq) fallback(rn *run, ex *policy.Action) (note string, served bo
 // same serves the request on another model of the client's own provider:
 // the ordinary loop, no translation.
 func (al *aliasReq) same(rn *run, t FallbackTarget) (why string, done bool) {
-	if u := rn.p.o.Pool.Explain(poolRequest(t)); u != nil {
+	if u := rn.p.o.Pool.Explain(al.poolRequest(rn, t)); u != nil {
 		return u.Error(), false
 	}
 	body, err := withModel(al.src, t.Model)
@@ -165,6 +178,6 @@ func (al *aliasReq) same(rn *run, t FallbackTarget) (why string, done bool) {
 	return "", true
 }
 
-func poolRequest(t FallbackTarget) pool.PickRequest {
-	return pool.PickRequest{Provider: t.Provider, Model: t.Model}
+func (al *aliasReq) poolRequest(rn *run, t FallbackTarget) pool.PickRequest {
+	return pool.PickRequest{Provider: t.Provider, Model: t.Model, Tool: rn.tool}
 }

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"context"
+
+	"github.com/subpool/subpool/proxy/sim"
 	"net/http"
 	"strconv"
 	"strings"
@@ -180,5 +183,42 @@ func TestRewriteModel(t *testing.T) {
 		if got := string(rewriteModel([]byte(c.in), "best")); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// A list's first target refused with a rate limit yields at once to the
+// next target that can serve, instead of waiting out its cooldown (issue
+// 24: a 429 with retry-after: 20 on the only Anthropic key made the
+// request wait 20 s while the OpenAI key was ready).
+func TestAliasListMovesOnFromARateLimit(t *testing.T) {
+	e := newEnv(t, false, withAliases(bestAlias))
+	e.key("anthropic", "key-a")
+	e.key("openai", "key-o")
+	e.up.Script("key-a", sim.RateLimited("anthropic", 20*time.Second))
+	start := e.fake.Now()
+	r := e.pump(e.async(context.Background(), "/v1/messages", strings.Replace(msgBody, "claude-sonnet-4-5", "best", 1)))
+	if r.resp.StatusCode != 200 || r.resp.Header.Get("x-subpool-credential") != "key-o" {
+		t.Fatalf("%d on %q: %s", r.resp.StatusCode, r.resp.Header.Get("x-subpool-credential"), r.body)
+	}
+	if got := strings.Join(e.credsSeen(), ","); got != "key-a,key-o" {
+		t.Fatalf("upstream calls %s, want key-a then key-o", got)
+	}
+	if waited := e.fake.Now().Sub(start); waited != 0 || len(e.rec.of(api.EventWaitStarted)) != 0 {
+		t.Fatalf("waited %v (%d waits) with the second target ready", waited, len(e.rec.of(api.EventWaitStarted)))
+	}
+}
+
+// When no other target can serve, the first one is waited for as before.
+func TestAliasListWaitsWhenNoneElseCan(t *testing.T) {
+	e := newEnv(t, false, withAliases(bestAlias))
+	e.key("anthropic", "key-a")
+	e.up.Script("key-a", sim.RateLimited("anthropic", 20*time.Second))
+	start := e.fake.Now()
+	r := e.pump(e.async(context.Background(), "/v1/messages", strings.Replace(msgBody, "claude-sonnet-4-5", "best", 1)))
+	if r.resp.StatusCode != 200 || r.resp.Header.Get("x-subpool-credential") != "key-a" {
+		t.Fatalf("%d %s", r.resp.StatusCode, r.body)
+	}
+	if waited := e.fake.Now().Sub(start); waited != 20*time.Second {
+		t.Fatalf("waited %v, want the 20s cooldown", waited)
 	}
 }
