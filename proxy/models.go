@@ -37,14 +37,24 @@ type modelLists struct {
 }
 
 type modelList struct {
-	ids   []string
+	ids   []upstreamModel
 	until time.Time     // fresh until
 	busy  chan struct{} // an ask under way: closed when it ends
 }
 
-// get returns provider's model ids, asking its upstream when the list is
+// upstreamModel is one model as its upstream lists it. Its name and date
+// are passed on as they came: a client shows display_name, and sorts or
+// picks by date.
+type upstreamModel struct {
+	ID          string
+	DisplayName string    // Anthropic's display_name; "" when not given
+	Created     time.Time // Anthropic's created_at or OpenAI's created; zero when not given
+	OwnedBy     string    // OpenAI's owned_by; "" when not given
+}
+
+// get returns provider's models, asking its upstream when the list is
 // missing or stale. Concurrent callers share one ask.
-func (p *Proxy) providerModels(ctx context.Context, prov *Provider) []string {
+func (p *Proxy) providerModels(ctx context.Context, prov *Provider) []upstreamModel {
 	ml := &p.models
 	for {
 		ml.mu.Lock()
@@ -100,7 +110,7 @@ var errNoCredential = errors.New("no ready credential")
 // askModels asks prov's upstream for its model list with one of its
 // credentials. The lease is held for the ask only; it counts neither as a
 // success nor as a failure of the credential.
-func (p *Proxy) askModels(prov *Provider) ([]string, error) {
+func (p *Proxy) askModels(prov *Provider) ([]upstreamModel, error) {
 	lease, err := p.o.Pool.Pick(pool.PickRequest{Provider: prov.Name})
 	if err != nil {
 		return nil, errNoCredential
@@ -139,28 +149,42 @@ func (p *Proxy) askModels(prov *Provider) ([]string, error) {
 	// {"models":[{"slug":…}]}.
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string `json:"id"`
+			DisplayName string `json:"display_name"`
+			CreatedAt   string `json:"created_at"`
+			Created     int64  `json:"created"`
+			OwnedBy     string `json:"owned_by"`
 		} `json:"data"`
 		Models []struct {
-			Slug string `json:"slug"`
+			Slug        string `json:"slug"`
+			DisplayName string `json:"display_name"`
 		} `json:"models"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
 		return nil, fmt.Errorf("unreadable list: %v", err)
 	}
-	var ids []string
+	var out []upstreamModel
 	for _, d := range list.Data {
-		ids = append(ids, d.ID)
+		m := upstreamModel{ID: d.ID, DisplayName: d.DisplayName, OwnedBy: d.OwnedBy}
+		if t, err := time.Parse(time.RFC3339, d.CreatedAt); err == nil {
+			m.Created = t.UTC()
+		} else if d.Created > 0 {
+			m.Created = time.Unix(d.Created, 0).UTC()
+		}
+		out = append(out, m)
 	}
 	for _, m := range list.Models {
-		ids = append(ids, m.Slug)
+		out = append(out, upstreamModel{ID: m.Slug, DisplayName: m.DisplayName})
 	}
-	return ids, nil
+	return out, nil
 }
 
-// listedModel is one row of the answer, before its wire's shape.
+// listedModel is one row of the answer, before its wire's shape: an
+// upstream's model as it came, or an alias (owner "subpool") carrying its
+// first target's name and date where known.
 type listedModel struct {
-	id, owner string
+	upstreamModel
+	owner string
 }
 
 // serveModels answers GET /v1/models in the shape of the client's wire:
@@ -185,10 +209,10 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request, prov *Provid
 	}
 	var rows []listedModel
 	seen := map[string]bool{}
-	add := func(id, owner string) {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			rows = append(rows, listedModel{id, owner})
+	add := func(m upstreamModel, owner string) {
+		if m.ID != "" && !seen[m.ID] {
+			seen[m.ID] = true
+			rows = append(rows, listedModel{m, owner})
 		}
 	}
 	if p.o.Aliases != nil {
@@ -200,7 +224,7 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request, prov *Provid
 		sort.Strings(names)
 		for _, n := range names {
 			if p.aliasVisible(c, n, aliases[n], provs) {
-				add(n, "subpool")
+				add(upstreamModel{ID: n}, "subpool")
 			}
 		}
 	}
@@ -208,9 +232,9 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request, prov *Provid
 		if !c.AllowsProvider(pr.Name) {
 			continue
 		}
-		for _, id := range p.providerModels(r.Context(), pr) {
-			if c.AllowsModel(id) {
-				add(id, pr.Name)
+		for _, m := range p.providerModels(r.Context(), pr) {
+			if c.AllowsModel(m.ID) {
+				add(m, pr.Name)
 			}
 		}
 	}
@@ -252,7 +276,18 @@ func modelsBody(wire string, rows []listedModel) []byte {
 		}
 		data := make([]am, 0, len(rows))
 		for _, m := range rows {
-			data = append(data, am{Type: "model", ID: m.id, DisplayName: m.id, CreatedAt: "1970-01-01T00:00:00Z"})
+			// Anthropic's SDKs require both fields: what the upstream did
+			// not say (an alias, a model listed in the other wire) gets
+			// the id as its name and the epoch as its date.
+			name := m.DisplayName
+			if name == "" {
+				name = m.ID
+			}
+			created := m.Created
+			if created.IsZero() {
+				created = time.Unix(0, 0)
+			}
+			data = append(data, am{Type: "model", ID: m.ID, DisplayName: name, CreatedAt: created.UTC().Format(time.RFC3339)})
 		}
 		v := struct {
 			Data    []am    `json:"data"`
@@ -261,7 +296,7 @@ func modelsBody(wire string, rows []listedModel) []byte {
 			LastID  *string `json:"last_id"`
 		}{Data: data}
 		if len(rows) > 0 {
-			v.FirstID, v.LastID = &rows[0].id, &rows[len(rows)-1].id
+			v.FirstID, v.LastID = &rows[0].ID, &rows[len(rows)-1].ID
 		}
 		b, _ := json.Marshal(v)
 		return b
@@ -274,7 +309,14 @@ func modelsBody(wire string, rows []listedModel) []byte {
 	}
 	data := make([]om, 0, len(rows))
 	for _, m := range rows {
-		data = append(data, om{ID: m.id, Object: "model", OwnedBy: m.owner})
+		o := om{ID: m.ID, Object: "model", OwnedBy: m.OwnedBy}
+		if o.OwnedBy == "" {
+			o.OwnedBy = m.owner
+		}
+		if !m.Created.IsZero() {
+			o.Created = m.Created.Unix()
+		}
+		data = append(data, o)
 	}
 	b, _ := json.Marshal(struct {
 		Object string `json:"object"`

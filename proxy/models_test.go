@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -147,5 +148,54 @@ func TestUpstreamModelListIsAskedAtMostOnceAnHour(t *testing.T) {
 	e.models()
 	if n := e.modelAsks(); n != 4 {
 		t.Fatalf("%d asks after the hour, want 4", n)
+	}
+}
+
+// The upstream's own fields pass through: Anthropic's display_name and
+// created_at, OpenAI's created and owned_by (issue 24: the list replaced
+// the name with the id and the date with 1970).
+func TestModelListKeepsTheUpstreamsFields(t *testing.T) {
+	e := newEnv(t, false)
+	e.key("anthropic", "key-a")
+	e.key("openai", "key-o")
+	resp, body := e.get("/anthropic/v1/models", "anthropic-version", "2023-06-01")
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var a struct {
+		Data []struct {
+			ID, DisplayName, CreatedAt string
+		}
+	}
+	if err := json.Unmarshal([]byte(strings.NewReplacer(`"display_name"`, `"DisplayName"`, `"created_at"`, `"CreatedAt"`).Replace(string(body))), &a); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range a.Data {
+		if m.ID == "claude-sonnet-4-5-20250929" {
+			found = true
+			if m.DisplayName != "Claude Sonnet 4.5" || m.CreatedAt != "2025-09-29T00:00:00Z" {
+				t.Fatalf("listed %+v, want the upstream's name and date", m)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("claude-sonnet-4-5-20250929 not listed: %s", body)
+	}
+	resp, body = e.get("/openai/v1/models")
+	var o struct {
+		Data []struct {
+			ID      string `json:"id"`
+			Created int64  `json:"created"`
+			OwnedBy string `json:"owned_by"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &o) != nil {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for _, m := range o.Data {
+		if m.ID == "gpt-5" && (m.Created != 1754425777 || m.OwnedBy != "system") {
+			t.Fatalf("listed %+v, want created 1754425777, owned_by system", m)
+		}
 	}
 }

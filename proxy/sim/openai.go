@@ -184,7 +184,23 @@ var modelList = []struct {
 	{"text-embedding-3-small", "system", 1705948997},
 }
 
+// anthropicModels is what GET /v1/models lists to a client that sends
+// anthropic-version: Anthropic's shape, with its display names and dates.
+var anthropicModels = []struct{ id, name, created string }{
+	{"claude-opus-4-5-20251101", "Claude Opus 4.5", "2025-11-24T00:00:00Z"},
+	{"claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"},
+	{"claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-15T00:00:00Z"},
+}
+
 func (x *exchange) models() {
+	if x.r.Header.Get("anthropic-version") != "" {
+		data := make([]obj, 0, len(anthropicModels))
+		for _, m := range anthropicModels {
+			data = append(data, obj{"type": "model", "id": m.id, "display_name": m.name, "created_at": m.created})
+		}
+		x.writeJSON(obj{"data": data, "has_more": false, "first_id": anthropicModels[0].id, "last_id": anthropicModels[len(anthropicModels)-1].id})
+		return
+	}
 	data := make([]obj, 0, len(modelList))
 	for _, m := range modelList {
 		data = append(data, obj{"id": m.id, "object": "model", "created": m.created, "owned_by": m.owner})
