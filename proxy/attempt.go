@@ -189,6 +189,9 @@ func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdic
 	if act.Park != nil {
 		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
 	}
+	if act.BarTool {
+		pl.BarTool(cred.ID, rn.tool, reason)
+	}
 	if v.Class == classify.Transient && act.Kind != policy.Pass {
 		// The credential's own upstream is failing: worth showing. Client
 		// errors, overloads and a client that left are not the

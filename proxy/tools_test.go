@@ -6,6 +6,7 @@ import (
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/sim"
 )
 
 const (
@@ -71,5 +72,52 @@ func TestOptedInSubscriptionServesEveryTool(t *testing.T) {
 	resp, body := e.post("/v1/messages", msgBody, "User-Agent", uaOpenCode)
 	if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != "max" {
 		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// A login opted in for other tools that refuses one of them (Anthropic's
+// "Third-party apps now draw from your extra usage" 400) is neither cooled
+// nor parked: the request goes to the API key, the tool is kept off the
+// login for a while, and Claude Code goes on using it (issue 24: the
+// extra-usage 400 parked a healthy Max login as payment).
+func TestToolRefusalKeepsTheLoginForOthers(t *testing.T) {
+	e := newEnv(t, false)
+	e.auth.secrets["max"] = "max"
+	e.pool.Add(pool.Credential{ID: "max", Provider: "anthropic", Label: "Max", Kind: api.KindOAuth, OtherTools: true})
+	e.key("anthropic", "key-a")
+	e.up.Always("max", sim.Step{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"Third-party apps now draw from your extra usage, not your plan limits. We've added a $20 credit to get you started. Claim it at claude.ai/settings/usage and keep going."},"request_id":"req_011CZqpMLV2mFDafSPRNAc8Y"}`})
+	// Affinity-free requests alternate: send until the login was asked.
+	for i := 0; e.up.Calls("max") == 0; i++ {
+		if i == 4 {
+			t.Fatal("the opted-in login was never asked")
+		}
+		resp, body := e.post("/v1/messages", msgBody, "User-Agent", uaOpenCode)
+		if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != "key-a" {
+			t.Fatalf("opencode: %d on %q: %s", resp.StatusCode, resp.Header.Get("x-subpool-credential"), body)
+		}
+	}
+	if s := e.state("max"); s.State != api.StateReady || len(s.Cooldowns) != 0 || len(s.Parks) != 0 {
+		t.Fatalf("login after refusing opencode: %+v, want ready", s)
+	}
+	calls := e.up.Calls("max")
+	for range 3 {
+		if resp, _ := e.post("/v1/messages", msgBody, "User-Agent", uaOpenCode); resp.Header.Get("x-subpool-credential") != "key-a" {
+			t.Fatal("opencode sent to the login again")
+		}
+	}
+	if e.up.Calls("max") != calls {
+		t.Fatal("the login was asked for opencode again while it is kept off")
+	}
+	// Claude Code is served by the login as before (its upstream script
+	// refuses everyone here, so a 400 relayed from it shows it was asked).
+	e.up.Always("max", sim.Step{})
+	served := false
+	for range 4 {
+		if resp, _ := e.post("/v1/messages", msgBody, "User-Agent", uaClaudeCode); resp.Header.Get("x-subpool-credential") == "max" {
+			served = true
+		}
+	}
+	if !served {
+		t.Fatal("Claude Code lost its login over opencode's refusal")
 	}
 }

@@ -79,6 +79,9 @@ type Action struct {
 	Park *Park
 	// Exclude keeps the credential out of the rest of this request only.
 	Exclude bool
+	// BarTool keeps the request's tool off the credential for a while:
+	// the credential refused that tool, not the request.
+	BarTool bool
 	// Count says how the attempt counts on the credential: a success, a
 	// rate limit, or a failure. CountNone leaves the counters alone (the
 	// client left, or the attempt will be made again in place).
@@ -206,6 +209,13 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 		return Action{Kind: Pass, Count: CountSuccess}
 
 	case classify.ClientError:
+		if v.Tool {
+			// The credential refused this tool (a Claude login asked by
+			// another app, or out of the extra usage that app draws on):
+			// it still serves its own tool, so nothing cools or parks;
+			// the tool is kept off it and another credential tried.
+			return Action{Kind: Rotate, BarTool: true}
+		}
 		// The request itself is wrong: the credential served it as well
 		// as any other would.
 		return Action{Kind: Relay, Status: relayStatus(a, v), Count: CountSuccess}

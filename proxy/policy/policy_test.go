@@ -96,6 +96,11 @@ func TestDecide(t *testing.T) {
 		{"capacity in a 200 stream, budget spent: the same final 503", with(func(a *Attempt) { a.Status = 0; a.CapacityElapsed = 6 * time.Minute }), verdict(classify.Capacity, "", 0, 529),
 			Action{Kind: Fail, Status: 503, Count: CountFailure, Final: true, Message: capacitySpent}},
 
+		// A login's refusal of the requesting tool is no fault of the
+		// login: nothing cools or parks, the tool is kept off it.
+		{"client_error about the tool rotates and bars the tool", with(func(a *Attempt) { a.Status = 400 }), classify.Verdict{Class: classify.ClientError, Tool: true, Status: 400},
+			Action{Kind: Rotate, BarTool: true}},
+
 		// auth: refresh once, then park for a new login.
 		{"auth_expired refreshes a login", with(func(a *Attempt) { a.Status = 401; a.CanRefresh = true }), verdict(classify.AuthExpired, classify.ScopeCredential, 0, 401),
 			Action{Kind: Refresh}},
@@ -247,6 +252,9 @@ func show(a Action) string {
 	}
 	if a.Final {
 		s += " final"
+	}
+	if a.BarTool {
+		s += " bar_tool"
 	}
 	return s + " count=" + []string{"none", "success", "failure", "rate_limit"}[a.Count]
 }

@@ -11,7 +11,7 @@ func (p *Pool) Explain(req PickRequest) *Unavailable {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clk.Now()
-	list, barred := forTool(p.listLocked(req.Provider), req.Tool)
+	list, barred := forTool(p.listLocked(req.Provider), req.Tool, now)
 	for _, c := range list {
 		if p.check(c, req.Model, req.Exclude, now) == blockNone {
 			return nil
@@ -22,6 +22,6 @@ func (p *Pool) Explain(req PickRequest) *Unavailable {
 		return nil
 	}
 	u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
-	u.bar(barred, req.Tool)
+	u.bar(barred, req.Tool, now)
 	return u
 }

@@ -106,12 +106,12 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 	var bound *affEntry
 	if req.Affinity != "" {
 		bound = p.aff.lookup(req.Provider, req.Affinity)
-		if bound != nil && bound.usable(req.Provider, now, p.aff.idle) && bound.c.serves(req.Tool) && p.check(bound.c, req.Model, req.Exclude, now) == blockNone {
+		if bound != nil && bound.usable(req.Provider, now, p.aff.idle) && bound.c.servesAt(req.Tool, now) && p.check(bound.c, req.Model, req.Exclude, now) == blockNone {
 			best = bound.c
 		}
 	}
 	if best == nil {
-		list, barred := forTool(p.listLocked(req.Provider), req.Tool)
+		list, barred := forTool(p.listLocked(req.Provider), req.Tool, now)
 		// One pass to find the usable and the best headroom, one over the
 		// usable to pick; the buffer keeps a pool of ordinary size off
 		// the heap.
@@ -131,7 +131,7 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 					p.armSlot(p.provs[req.Provider], slot, now)
 				}
 				u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
-				u.bar(barred, req.Tool)
+				u.bar(barred, req.Tool, now)
 				p.mu.Unlock()
 				return nil, u
 			}
@@ -402,17 +402,18 @@ type Unavailable struct {
 	Reasons []string
 }
 
-// forTool splits list into the credentials that serve tool and those kept
-// for their own tool. It copies only when one is kept out, so a pool with
-// no such rule allocates nothing.
-func forTool(list []*cred, tool string) (serve, barred []*cred) {
+// forTool splits list into the credentials that serve tool now and those
+// kept from it: logins kept for their own tool, and credentials that
+// refused it lately. It copies only when one is kept out, so a pool with
+// no such rule allocates nothing. Requires p.mu.
+func forTool(list []*cred, tool string, now time.Time) (serve, barred []*cred) {
 	for i, c := range list {
-		if c.serves(tool) {
+		if c.servesAt(tool, now) {
 			continue
 		}
 		serve = append(serve, list[:i]...)
 		for _, c := range list[i:] {
-			if c.serves(tool) {
+			if c.servesAt(tool, now) {
 				serve = append(serve, c)
 			} else {
 				barred = append(barred, c)
@@ -423,15 +424,21 @@ func forTool(list []*cred, tool string) (serve, barred []*cred) {
 	return list, nil
 }
 
-// bar counts the credentials kept for their own tool into u, each with
-// the words that say how to open it.
-func (u *Unavailable) bar(barred []*cred, tool string) {
+// bar counts the credentials kept from tool into u, each with the words
+// that say why and how to change it. Requires p.mu.
+func (u *Unavailable) bar(barred []*cred, tool string, now time.Time) {
 	for _, c := range barred {
 		u.Total++
 		u.Barred++
-		own := api.SubscriptionTool(c.Provider, c.Kind)
-		u.Reasons = append(u.Reasons, fmt.Sprintf("%s: serves %s only, not %s (to let other tools use it: subpool tools %s all%s)",
-			c.name(), api.ToolTitle(own), api.ToolTitle(tool), c.ID, billingNote(c.Provider)))
+		if !c.serves(tool) {
+			own := api.SubscriptionTool(c.Provider, c.Kind)
+			u.Reasons = append(u.Reasons, fmt.Sprintf("%s: serves %s only, not %s (to let other tools use it: subpool tools %s all%s)",
+				c.name(), api.ToolTitle(own), api.ToolTitle(tool), c.ID, billingNote(c.Provider)))
+			continue
+		}
+		b := c.toolBars[tool]
+		u.Reasons = append(u.Reasons, fmt.Sprintf("%s: refused %s's last request (%s); not asked for %s again for %s",
+			c.name(), api.ToolTitle(tool), b.reason, api.ToolTitle(tool), human(b.until.Sub(now))))
 	}
 }
 

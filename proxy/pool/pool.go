@@ -104,6 +104,48 @@ func (c Credential) serves(tool string) bool {
 	return own == "" || tool == "" || tool == own || c.OtherTools
 }
 
+// toolBarFor is how long a tool the credential refused is kept off it.
+// The refusal (no extra usage left for third-party apps, an identity the
+// upstream will not serve) lasts until the person changes something, so
+// asking again soon only spends a refused call per request.
+const toolBarFor = 30 * time.Minute
+
+// toolBar is a tool kept off a credential after it refused that tool.
+type toolBar struct {
+	until  time.Time
+	reason string
+}
+
+// servesAt is serves, less the tools the credential refused lately.
+// Requires p.mu.
+func (c *cred) servesAt(tool string, now time.Time) bool {
+	if !c.serves(tool) {
+		return false
+	}
+	b, ok := c.toolBars[tool]
+	return !ok || !now.Before(b.until)
+}
+
+// BarTool keeps tool off the credential id for a while (toolBarFor): the
+// credential refused a request because of the tool that sent it, and goes
+// on serving every other tool. Nothing cools, parks or changes state; a
+// person's opt-in (OtherTools) does not lift it, a restart does.
+func (p *Pool) BarTool(id, tool, reason string) {
+	if tool == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.byID[id]
+	if c == nil {
+		return
+	}
+	if c.toolBars == nil {
+		c.toolBars = map[string]toolBar{}
+	}
+	c.toolBars[tool] = toolBar{until: p.clk.Now().Add(toolBarFor), reason: reason}
+}
+
 // name is how a person knows the credential: its label, else its id.
 func (c Credential) name() string {
 	if c.Label != "" {
@@ -137,9 +179,10 @@ type cred struct {
 	prov    *provider
 	removed bool // set by Remove, so leases and affinity entries still holding it see it is gone
 
-	paused bool
-	cool   *cooldown            // credential-wide
-	models map[string]*cooldown // per model
+	paused   bool
+	toolBars map[string]toolBar   // tools it refused lately (BarTool)
+	cool     *cooldown            // credential-wide
+	models   map[string]*cooldown // per model
 	// ladders remembers hits per key: "" is the credential key, anything
 	// else a model. It outlives the cooldowns, which is what makes a
 	// second hit within ResetAfter climb.
