@@ -57,7 +57,10 @@ func (p *Profile) match(status int, f *fields, lower string) (rule, string) {
 
 // rateScope says how far a rate limit reaches. An egress-limited provider
 // counts per IP address, so every credential behind it is spent. A model
-// scope needs the upstream to name the exhausted limit: reading an
+// scope needs the upstream to name the exhausted limit (an Anthropic
+// per-model window, an OpenAI message naming the model, Codex's
+// x-codex-active-limit naming a per-model family that is spent while the
+// plan's own windows are not): reading an
 // ambiguous 429 as model-scoped would keep offering a credential whose
 // shared limit is spent, a wasted call per model, while reading it
 // credential-wide at worst rests a credential longer than needed.
@@ -65,7 +68,7 @@ func (p *Profile) rateScope(hs *headerState, f *fields, lower string) Scope {
 	if p.LimitScope == LimitEgress {
 		return ScopeProvider
 	}
-	if hs.modelLimited() || f.find(modelLimitNames) != "" || containsAny(lower, modelLimitNames) || openAIModelLimit(lower) {
+	if hs.modelLimited() || hs.codexFamilyLimited() || f.find(modelLimitNames) != "" || containsAny(lower, modelLimitNames) || openAIModelLimit(lower) {
 		return ScopeModel
 	}
 	return ScopeCredential

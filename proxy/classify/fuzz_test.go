@@ -59,6 +59,7 @@ func FuzzVerdict(f *testing.F) {
 	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
 	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
 	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
+	f.Add(uint8(1), 200, "", []byte(`{"type":"codex.rate_limits","metered_limit_name":"-","rate_limits":{"limit_reached":true,"primary":{"used_percent":1e3,"window_minutes":-5,"reset_at":99999999999999},"secondary":{"used_percent":"100","reset_after_seconds":"NaN"}}}`), "codex.rate_limits", int64(1788580000))
 	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
 
 	f.Fuzz(func(t *testing.T, pi uint8, status int, headers string, body []byte, event string, nowUnix int64) {
@@ -88,6 +89,9 @@ func FuzzVerdict(f *testing.F) {
 			checkQuota(t, q, now)
 		}
 		if q, err := ReadCodexUsage(body, now); err == nil {
+			checkQuota(t, q, now)
+		}
+		if q, ok := ReadRateLimitEvent(event, body, now); ok {
 			checkQuota(t, q, now)
 		}
 

@@ -16,6 +16,7 @@ import (
 //	x-codex-{primary,secondary}-{used-percent,window-minutes,reset-after-seconds,reset-at}   ChatGPT plans
 //	x-codex-{F}-{primary,secondary}-…, x-codex-{F}-limit-name   a per-model limit family F
 //	x-codex-credits-{has-credits,unlimited,balance}, x-codex-plan-type
+//	x-codex-active-limit   the limit the request counted against: "codex" (the plan's own windows) or "codex_F"
 //
 // headerState.read gathers them in one pass over the header map, keys
 // compared ignoring ASCII case so hand-built maps read as net/http's do. It
@@ -68,6 +69,7 @@ type headerState struct {
 	codexNames    map[string]string // limit family -> x-codex-{F}-limit-name
 	credits       [3]string         // x-codex-credits-{has-credits,unlimited,balance}
 	plan          string            // x-codex-plan-type
+	activeLimit   string            // x-codex-active-limit
 
 	// The windows read so far are room[:n], or more once room is full
 	// (windows returns them). No slice in hs points into room: that would
@@ -213,6 +215,9 @@ func (hs *headerState) codex(rest, v string) {
 		return
 	case foldEq(rest, "plan-type"):
 		hs.plan = v
+		return
+	case foldEq(rest, "active-limit"):
+		hs.activeLimit = v
 		return
 	}
 	if family, ok := cutSuffixFold(rest, "-limit-name"); ok {
@@ -409,6 +414,60 @@ func (w *window) state() winState {
 		return stateOpen
 	}
 	return stateOpen
+}
+
+// activeFamily is the per-model Codex limit family the answer names in
+// x-codex-active-limit ("codex_bengalfox" is the family whose headers
+// are x-codex-bengalfox-*, as codex-rs turns a limit id into a header
+// prefix), when its headers came too; "" for the plan's own limit
+// ("codex") and for a limit whose headers are absent ("premium" beside
+// only x-codex-primary-*: the plan's windows are then all there is).
+func (hs *headerState) activeFamily() string {
+	id := strings.ToLower(strings.TrimSpace(hs.activeLimit))
+	id = strings.ReplaceAll(id, "_", "-")
+	family, ok := strings.CutPrefix(id, "codex-")
+	if !ok || family == "" {
+		return ""
+	}
+	for _, w := range hs.windows() {
+		if w.kind == kindCodexFamily && w.family == family {
+			return family
+		}
+	}
+	return ""
+}
+
+// stateIn is w's state in this answer. A per-model family's windows say
+// nothing about a refusal (a verdict does not know the request's model),
+// unless the answer names that family as the limit the request counted
+// against: then they are read as the plan's own windows are.
+func (hs *headerState) stateIn(w *window, active string) winState {
+	if w.kind == kindCodexFamily && active != "" && w.family == active {
+		plan := *w
+		plan.kind = kindCodex
+		return plan.state()
+	}
+	return w.state()
+}
+
+// codexFamilyLimited reports that the answer names a per-model family as
+// the active limit, that family has a spent window, and none of the plan's
+// own windows is spent: the credential still serves other models.
+func (hs *headerState) codexFamilyLimited() bool {
+	active := hs.activeFamily()
+	if active == "" {
+		return false
+	}
+	spent := false
+	for _, w := range hs.windows() {
+		switch {
+		case w.kind == kindCodex && w.state() == stateExhausted:
+			return false
+		case w.kind == kindCodexFamily && w.family == active && hs.stateIn(&w, active) == stateExhausted:
+			spent = true
+		}
+	}
+	return spent
 }
 
 // resetIn is how long until the window resets; 0 when unknown.

@@ -59,9 +59,10 @@ func (p *Profile) retryAfter(hs *headerState, f *fields, lower string, now time.
 	a.addFloor(parseRetryAfter(hs.retryAfter, now))
 	a.addFloor(millisDur(hs.retryAfterMS))
 	ws := hs.windows()
+	active := hs.activeFamily()
 	for i := range ws {
 		w := &ws[i]
-		if st := w.state(); st != stateOpen {
+		if st := hs.stateIn(w, active); st != stateOpen {
 			a.add(w.resetIn(now), st == stateExhausted)
 		}
 	}

@@ -55,6 +55,11 @@ type Quota struct {
 	Plan string
 	// Credits are ChatGPT credits, when reported.
 	Credits *Credits
+	// ActiveLimit is the ChatGPT limit the request counted against, as
+	// x-codex-active-limit names it: "codex" for the plan's own windows,
+	// "codex_bengalfox" for a per-model limit whose windows carry its
+	// model; "" when not reported.
+	ActiveLimit string
 }
 
 // ExtraUsage is Claude's paid usage beyond the plan.
@@ -118,7 +123,7 @@ func (q *Quota) Utilization(now time.Time) *api.Utilization {
 //	anthropic-ratelimit-unified-{5h,7d,7d_oi,…}-{utilization,reset,status}, -status,
 //	  -representative-claim, -overage-{status,utilization,reset,in-use,disabled-reason}
 //	x-codex-[F-]{primary,secondary}-{used-percent,window-minutes,reset-at,reset-after-seconds},
-//	  x-codex-F-limit-name, x-codex-credits-*, x-codex-plan-type
+//	  x-codex-F-limit-name, x-codex-credits-*, x-codex-plan-type, x-codex-active-limit
 //	anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}
 //	x-ratelimit-{limit,remaining,reset}-{requests,tokens}
 //
@@ -171,14 +176,22 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 		q.ExtraUsage = &ExtraUsage{InUse: isTrue(hs.overageInUse), DisabledReason: hs.overageReason, Used: -1}
 	}
 	q.Plan = cleanStatus(hs.plan)
+	q.ActiveLimit = cleanLimitID(hs.activeLimit)
 	// Both flags or nothing, as codex-rs reads them.
 	has, ok1 := parseBool(hs.credits[0])
 	unlimited, ok2 := parseBool(hs.credits[1])
 	if ok1 && ok2 {
 		q.Credits = &Credits{HasCredits: has, Unlimited: unlimited, Balance: hs.credits[2]}
 	}
-	q.finish(claimWindow(hs.claim))
-	return q, len(q.Windows) > 0 || q.Status != "" || q.ExtraUsage != nil || q.Credits != nil || q.Plan != ""
+	// The active limit, when it is a per-model family, is what limits
+	// this request: its windows bind rather than the plan's.
+	active := hs.activeFamily()
+	if n := hs.codexNames[active]; active != "" && n != "" {
+		active = n
+	}
+	q.finish(claimWindow(hs.claim), active)
+	return q, len(q.Windows) > 0 || q.Status != "" || q.ExtraUsage != nil || q.Credits != nil || q.Plan != "" ||
+		q.ActiveLimit != ""
 }
 
 func (hs *headerState) statusOf(kind winKind, name string) string {
@@ -364,13 +377,14 @@ func claimWindow(claim string) string {
 }
 
 // finish orders the windows, shortest first, and marks the binding one:
-// the claimed window, else among the windows every model shares a
-// rejected one, else the fullest. A per-model window binds only when no
-// shared window is known: it limits its model, not the credential. An
-// API's request and token buckets (no length) bind only when no timed
-// window is known: upstreams send them to subscriptions too, and a
-// per-minute bucket is not what limits a plan.
-func (q *Quota) finish(claimed string) {
+// the claimed window, else the windows of the active model (Codex's
+// active limit, when it is a per-model one), else among the windows every
+// model shares a rejected one, else the fullest. A per-model window binds
+// otherwise only when no shared window is known: it limits its model, not
+// the credential. An API's request and token buckets (no length) bind
+// only when no timed window is known: upstreams send them to
+// subscriptions too, and a per-minute bucket is not what limits a plan.
+func (q *Quota) finish(claimed, activeModel string) {
 	slices.SortStableFunc(q.Windows, func(a, b Window) int {
 		if (a.Length == 0) != (b.Length == 0) {
 			return cmpBool(a.Length == 0, b.Length == 0) // unknown lengths last
@@ -383,22 +397,29 @@ func (q *Quota) finish(claimed string) {
 			return
 		}
 	}
+	if activeModel != "" {
+		for _, timed := range []bool{true, false} {
+			if i := q.pick(func(w Window) bool { return w.Model == activeModel && (w.Length > 0) == timed }); i >= 0 {
+				q.Windows[i].Binding = true
+				return
+			}
+		}
+	}
 	for _, c := range []struct{ shared, timed bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
-		if i := q.pick(c.shared, c.timed); i >= 0 {
+		if i := q.pick(func(w Window) bool { return (w.Model == "") == c.shared && (w.Length > 0) == c.timed }); i >= 0 {
 			q.Windows[i].Binding = true
 			return
 		}
 	}
 }
 
-// pick returns the most limiting of the shared (or per-model), timed (or
-// untimed) windows: a rejected one before any other, then the fullest;
-// ties go to the one that resets last, as it holds longest. -1 when there
-// is none.
-func (q *Quota) pick(shared, timed bool) int {
+// pick returns the most limiting of the windows keep accepts: a rejected
+// one before any other, then the fullest; ties go to the one that resets
+// last, as it holds longest. -1 when there is none.
+func (q *Quota) pick(keep func(Window) bool) int {
 	best := -1
 	for i, w := range q.Windows {
-		if (w.Model == "") != shared || (w.Length > 0) != timed {
+		if !keep(w) {
 			continue
 		}
 		if best < 0 {
@@ -530,7 +551,7 @@ func ReadClaudeUsage(body []byte, now time.Time) (Quota, error) {
 	if len(q.Windows) == 0 && q.ExtraUsage == nil {
 		return Quota{}, fmt.Errorf("claude usage: no window in the answer")
 	}
-	q.finish("")
+	q.finish("", "")
 	return q, nil
 }
 
@@ -604,7 +625,7 @@ func ReadCodexUsage(body []byte, now time.Time) (Quota, error) {
 	if len(q.Windows) == 0 && q.Credits == nil && q.Plan == "" {
 		return Quota{}, fmt.Errorf("codex usage: no window in the answer")
 	}
-	q.finish("")
+	q.finish("", "")
 	return q, nil
 }
 
@@ -646,4 +667,98 @@ func codexRateLimit(v any, model string, now time.Time) []Window {
 		out = append(out, w)
 	}
 	return out
+}
+
+// ReadRateLimitEvent reads the quota a ChatGPT stream reports in its own
+// event (openai/codex codex-rs/codex-api/src/rate_limits.rs,
+// parse_rate_limit_event; the WebSocket transport has no headers to carry
+// it, and the HTTP stream sends it too):
+//
+//	event: codex.rate_limits
+//	data: {"type":"codex.rate_limits","plan_type":"pro",
+//	       "rate_limits":{"allowed":true,"limit_reached":false,
+//	         "primary":{"used_percent":7,"window_minutes":300,"reset_after_seconds":13168,"reset_at":1779398785},
+//	         "secondary":{…} or null},
+//	       "credits":{"has_credits":true,"unlimited":false,"balance":"5.39"} or null,
+//	       "metered_limit_name":"codex_bengalfox" or absent}
+//
+// event is the SSE event's name ("" when it has none) and data its data.
+// Any other event is answered at once with ok false, so the proxy may
+// hand every event of a stream to it. Windows are named as ReadWindows
+// names the x-codex-* headers: by their length, a per-model limit's
+// windows carrying its name (metered_limit_name, else limit_name; "codex"
+// is the plan's own). ok is false when the event reports nothing.
+func ReadRateLimitEvent(event string, data []byte, now time.Time) (q Quota, ok bool) {
+	const kind = "codex.rate_limits"
+	if event != "" && event != kind || !bytes.Contains(data, []byte(kind)) {
+		return Quota{}, false
+	}
+	m := decodeObject(bytes.TrimSpace(data))
+	if m == nil || scalar(m["type"]) != kind {
+		return Quota{}, false
+	}
+	q.Plan = cleanStatus(scalar(m["plan_type"]))
+	// codex-rs: the limit id is metered_limit_name, else limit_name, else
+	// the plan's own "codex"; "codex_bengalfox" is the family whose
+	// headers are x-codex-bengalfox-*.
+	id := scalar(m["metered_limit_name"])
+	if id == "" {
+		id = scalar(m["limit_name"])
+	}
+	family := ""
+	if id = strings.ToLower(strings.TrimSpace(id)); id != "" && id != "codex" {
+		family = strings.TrimPrefix(strings.ReplaceAll(id, "-", "_"), "codex_")
+	}
+	if rl, isObj := m["rate_limits"].(object); isObj {
+		reached, _ := rl["limit_reached"].(bool)
+		for _, slot := range []string{"primary", "secondary"} {
+			obj, isObj := rl[slot].(object)
+			if !isObj {
+				continue
+			}
+			w := window{kind: kindCodex, name: slot, used: scalar(obj["used_percent"]),
+				minutes: scalar(obj["window_minutes"]), reset: scalar(obj["reset_at"]),
+				resetAfter: scalar(obj["reset_after_seconds"])}
+			if family != "" {
+				w.kind, w.name, w.family = kindCodexFamily, family+"-"+slot, family
+			}
+			out, reset, good := codexWindow(w, nil, now)
+			if !good {
+				continue
+			}
+			out.ResetsAt = resetAt(reset, now)
+			// A window at its limit while the limit is reached is
+			// rejected, as the usage endpoint's are.
+			if reached && out.Used >= 1 {
+				out.Status = "rejected"
+			}
+			q.Windows = append(q.Windows, out)
+		}
+	}
+	if c, isObj := m["credits"].(object); isObj {
+		has, ok1 := c["has_credits"].(bool)
+		unlimited, ok2 := c["unlimited"].(bool)
+		// Both flags or nothing, as codex-rs reads them.
+		if ok1 && ok2 {
+			q.Credits = &Credits{HasCredits: has, Unlimited: unlimited, Balance: scalar(c["balance"])}
+		}
+	}
+	q.finish("", "")
+	return q, len(q.Windows) > 0 || q.Credits != nil || q.Plan != ""
+}
+
+// cleanLimitID keeps a Codex limit id that is a plain identifier
+// ("codex", "codex_bengalfox", "gpt-5" in one); anything else is dropped
+// rather than shown in the status.
+func cleanLimitID(s string) string {
+	if len(s) > 64 {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return ""
+		}
+	}
+	return s
 }

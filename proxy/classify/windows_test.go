@@ -16,14 +16,15 @@ import (
 // field subpool must read from it (testdata/windows).
 type windowSample struct {
 	Name    string            `json:"name"`
-	Kind    string            `json:"kind"` // headers, claude_usage, codex_usage
+	Kind    string            `json:"kind"` // headers, claude_usage, codex_usage, codex_event
 	Now     string            `json:"now"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
 	Want    struct {
-		Status     string `json:"status"`
-		Plan       string `json:"plan"`
-		ExtraUsage *struct {
+		Status      string `json:"status"`
+		Plan        string `json:"plan"`
+		ActiveLimit string `json:"active_limit"`
+		ExtraUsage  *struct {
 			InUse          bool    `json:"in_use"`
 			Status         string  `json:"status"`
 			DisabledReason string  `json:"disabled_reason"`
@@ -74,6 +75,12 @@ func (s *windowSample) read(t *testing.T, now time.Time) Quota {
 			t.Fatal("ReadWindows found nothing")
 		}
 		return q
+	case "codex_event":
+		q, ok := ReadRateLimitEvent("codex.rate_limits", s.Body, now)
+		if !ok {
+			t.Fatal("ReadRateLimitEvent found nothing")
+		}
+		return q
 	case "claude_usage", "codex_usage":
 		read := ReadClaudeUsage
 		if s.Kind == "codex_usage" {
@@ -105,8 +112,8 @@ func TestWindowCorpus(t *testing.T) {
 			}
 			q := s.read(t, now)
 			w := s.Want
-			if q.Status != w.Status || q.Plan != w.Plan {
-				t.Errorf("status %q plan %q, want %q %q", q.Status, q.Plan, w.Status, w.Plan)
+			if q.Status != w.Status || q.Plan != w.Plan || q.ActiveLimit != w.ActiveLimit {
+				t.Errorf("status %q plan %q active limit %q, want %q %q %q", q.Status, q.Plan, q.ActiveLimit, w.Status, w.Plan, w.ActiveLimit)
 			}
 			switch {
 			case (q.Credits == nil) != (w.Credits == nil):
@@ -222,5 +229,33 @@ func TestWindowsGarbage(t *testing.T) {
 		if q, err := ReadCodexUsage([]byte(body), now); err == nil {
 			t.Errorf("codex usage %q: %+v", body, q)
 		}
+	}
+}
+
+// ReadRateLimitEvent may be handed every event of a stream: anything but
+// Codex's codex.rate_limits is refused unread, and garbage in the event
+// is dropped, never guessed.
+func TestReadRateLimitEventOthers(t *testing.T) {
+	now := time.Unix(1788580000, 0)
+	event := `{"type":"codex.rate_limits","plan_type":"plus","rate_limits":{"primary":{"used_percent":50,"window_minutes":300}}}`
+	for _, c := range []struct {
+		name, event, data string
+	}{
+		{"content event", "response.output_text.delta", `{"type":"response.output_text.delta","delta":"codex.rate_limits"}`},
+		{"another name on the event's data", "response.created", event},
+		{"unnamed content that mentions it", "", `{"type":"response.output_text.delta","delta":"codex.rate_limits"}`},
+		{"not JSON", "codex.rate_limits", `codex.rate_limits`},
+		{"nothing reported", "codex.rate_limits", `{"type":"codex.rate_limits"}`},
+		{"garbage windows", "codex.rate_limits", `{"type":"codex.rate_limits","rate_limits":{"primary":{"used_percent":"lots"},"secondary":{"used_percent":0,"window_minutes":0}}}`},
+		{"one credits flag", "codex.rate_limits", `{"type":"codex.rate_limits","credits":{"has_credits":true}}`},
+	} {
+		if q, ok := ReadRateLimitEvent(c.event, []byte(c.data), now); ok {
+			t.Errorf("%s: read %+v", c.name, q)
+		}
+	}
+	// The same event unnamed (a data line alone) is read.
+	q, ok := ReadRateLimitEvent("", []byte(event), now)
+	if !ok || q.Plan != "plus" || len(q.Windows) != 1 || q.Windows[0].Name != "5h" || q.Windows[0].Used != 0.5 || !q.Windows[0].Binding {
+		t.Errorf("unnamed event: %+v %v", q, ok)
 	}
 }
