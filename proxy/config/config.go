@@ -72,6 +72,30 @@ type Config struct {
 	Prices map[string]Price
 
 	Usage Usage
+
+	// Subscriptions is [subscriptions]: which tools a login serves.
+	Subscriptions Subscriptions
+}
+
+// Subscriptions is [subscriptions]. By default a subscription login serves
+// the tool it belongs to (api.SubscriptionTool: a Claude login Claude
+// Code, a Google login Gemini CLI); other tools' requests go to API keys
+// or through fallback.
+type Subscriptions struct {
+	// OtherTools names logins, by credential ID or label, that serve every
+	// tool, as `subpool tools ID all` opens one.
+	OtherTools []string
+}
+
+// OpensToOthers reports whether [subscriptions] other_tools names the
+// credential with this id or label.
+func (s Subscriptions) OpensToOthers(id, label string) bool {
+	for _, n := range s.OtherTools {
+		if n == id || n == label {
+			return true
+		}
+	}
+	return false
 }
 
 // Usage is [usage]: the subscriptions' quota windows.
@@ -197,6 +221,9 @@ type file struct {
 		Reserve         *int    `toml:"reserve"`
 		AllowExtraUsage *bool   `toml:"allow_extra_usage"`
 	} `toml:"usage"`
+	Subscriptions *struct {
+		OtherTools []string `toml:"other_tools"`
+	} `toml:"subscriptions"`
 }
 
 type priceFile struct {
@@ -526,6 +553,15 @@ func Parse(path string, b []byte) (Config, error) {
 			c.Usage.AllowExtraUsage = *u.AllowExtraUsage
 		}
 	}
+	if s := f.Subscriptions; s != nil {
+		for i, name := range s.OtherTools {
+			name = strings.TrimSpace(name)
+			if name == "" || len(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
+				return Config{}, bad(fmt.Sprintf("subscriptions.other_tools[%d]", i), "%q: name a login by its ID or label, as `subpool list` shows them", s.OtherTools[i])
+			}
+			c.Subscriptions.OtherTools = append(c.Subscriptions.OtherTools, name)
+		}
+	}
 	return c, nil
 }
 
@@ -843,6 +879,16 @@ reserve = 0
 # When Claude says requests now draw on paid extra usage, subpool treats
 # the subscription as spent until its window resets, unless this is true.
 allow_extra_usage = false
+
+[subscriptions]
+# A subscription login serves the tool it belongs to: a Claude login serves
+# Claude Code only, a Google login Gemini CLI only (the tool is known by its
+# User-Agent). Other tools' requests go to API keys, or through fallback.
+# ChatGPT logins and API keys serve any tool. Logins named here, by ID or
+# label as subpool list shows them, serve every tool, as subpool tools ID
+# all does. Anthropic bills other tools' use of a Claude subscription as
+# extra usage. See docs/subscriptions.md.
+other_tools = []
 
 [history]
 # Every finished request is kept in history.db in this folder: time, model,

@@ -33,6 +33,7 @@ var liveKeys = map[string]bool{
 	"fallback":               true,
 	"models":                 true,
 	"usage":                  true,
+	"subscriptions":          true,
 }
 
 // fieldKeys names Config's fields as config.toml does; a field missing
@@ -57,6 +58,7 @@ var fieldKeys = map[string]string{
 	"Models":           "models",
 	"History":          "history",
 	"Prices":           "prices",
+	"Subscriptions":    "subscriptions",
 }
 
 // Diff compares the running config with an edited one. Providers are
