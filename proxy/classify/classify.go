@@ -261,6 +261,14 @@ var streamCodeStatus = map[string]int{
 	"context_length_exceeded": 400,
 	"invalid_prompt":          400,
 	"server_error":            500,
+	// Codex's CodexErrorInfo names, as relays pass them on.
+	"context_window_exceeded":       400,
+	"quota_exceeded":                429,
+	"content_policy_violation":      400,
+	"cyber_policy":                  400,
+	"bio_policy":                    400,
+	"misalignment_policy_violation": 400,
+	"invalid_image_request":         400,
 }
 
 // transportVerdict names a failure that left no HTTP response. All of

@@ -149,6 +149,15 @@ var codexRules = []rule{
 	{codes: []string{"server_is_overloaded", "server_overloaded", "serveroverloaded"},
 		class: Capacity, why: "servers overloaded"},
 	{text: []string{"at capacity", "currently overloaded"}, class: Capacity, why: "model at capacity"},
+	// Codex's own names for a failed turn (CodexErrorInfo, as relays pass
+	// them on in codex_error_info; the Codex 0.171.0 binary lists them
+	// beside server_overloaded and usage_limit_reached). quota_exceeded is
+	// what Codex makes of insufficient_quota; the others are the
+	// request's own fault, which no retry or rotation cures.
+	{codes: []string{"quota_exceeded"}, class: Payment, scope: ScopeCredential, why: "quota or billing exhausted"},
+	{codes: []string{"context_window_exceeded"}, class: ClientError, why: "the conversation no longer fits the model's context window"},
+	{codes: []string{"content_policy_violation", "bio_policy", "misalignment_policy_violation", "invalid_image_request"},
+		class: ClientError, why: "refused by the upstream's policy or input checks"},
 }
 
 // unauthorizedRefresh ends the tables of providers that hold OAuth logins
