@@ -113,3 +113,23 @@ func (b *Backend) onCredential(method, id string) error {
 	}
 	return fmt.Errorf("%w %q: run subpool list to see the ids", api.ErrNotFound, id)
 }
+
+var _ admin.ToolSetter = (*Backend)(nil)
+
+// SetOtherTools records "SetOtherTools ID true|false" and answers like
+// the other credential methods.
+func (b *Backend) SetOtherTools(ctx context.Context, id string, on bool) error {
+	if err := b.record("SetOtherTools", fmt.Sprint(id, " ", on)); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.St.Providers {
+		for _, c := range p.Credentials {
+			if c.ID == id {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w %q: run subpool list to see the ids", api.ErrNotFound, id)
+}

@@ -179,7 +179,13 @@ func TestMethodsRoundTrip(t *testing.T) {
 	if err != nil || ls != p.backend.Login {
 		t.Errorf("StartLogin = %+v, %v", ls, err)
 	}
-	want := []string{"AddCredential zai main api_key", "Pause a1", "Resume a1", "Reset a1", "RemoveCredential a1", "StartLogin openai home"}
+	for _, on := range []bool{true, false} {
+		if err := c.SetOtherTools(ctx, "a1", on); err != nil {
+			t.Error(err)
+		}
+	}
+	want := []string{"AddCredential zai main api_key", "Pause a1", "Resume a1", "Reset a1", "RemoveCredential a1", "StartLogin openai home",
+		"SetOtherTools a1 true", "SetOtherTools a1 false"}
 	if got := p.backend.Calls(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("calls\n got %q\nwant %q", got, want)
 	}
@@ -198,6 +204,9 @@ func TestMethodsRoundTrip(t *testing.T) {
 	}
 	if _, err := c.StartLogin(ctx, "zai", ""); !errors.Is(err, api.ErrUnsupported) {
 		t.Errorf("StartLogin(zai) = %v", err)
+	}
+	if err := c.SetOtherTools(ctx, "zz", true); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("SetOtherTools(missing) = %v", err)
 	}
 	var ce *client.Error
 	if err := c.Reset(ctx, "zz"); !errors.As(err, &ce) || ce.Status != 404 {
