@@ -45,6 +45,8 @@ var preamble = map[string]bool{
 	"message_start": true, "ping": true, "content_block_start": true,
 	"response.created": true, "response.in_progress": true,
 	"response.output_item.added": true, "response.content_part.added": true,
+	// Codex's backend reports the plan's windows in-stream before content.
+	"codex.rate_limits": true, "codex.response.metadata": true,
 }
 
 // answer is one attempt's answer as far as it was read to judge it.
@@ -161,6 +163,7 @@ func (rn *run) peek(a *answer, credID string) {
 			continue // a comment or keep-alive
 		}
 		a.meter.Event(ev.Name, ev.Data)
+		rn.readRateLimits(credID, ev)
 		if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
 			a.verdict, a.inStream = v, true
 			a.errData = bytes.Clone(ev.Data)
@@ -337,6 +340,7 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 		}
 		if err == nil {
 			rn.meter.Event(ev.Name, ev.Data)
+			rn.readRateLimits(cred.ID, ev)
 		}
 		if failed == nil && isErrorEvent(ev) {
 			if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
@@ -541,3 +545,16 @@ func copyHeader(dst, src http.Header) {
 }
 
 func jitter() float64 { return rand.Float64() }
+
+// readRateLimits gives the pool the windows a Codex stream reports in its
+// codex.rate_limits event, as the x-codex-* headers are read. Only a named
+// event is read: Codex's backend names it, and an unnamed event is a Chat
+// Completions chunk, not worth a look each.
+func (rn *run) readRateLimits(credID string, ev sse.Event) {
+	if ev.Name != "codex.rate_limits" {
+		return
+	}
+	if q, ok := classify.ReadRateLimitEvent(ev.Name, ev.Data, rn.p.o.Clock.Now()); ok {
+		rn.p.o.Pool.SetQuota(credID, q)
+	}
+}
