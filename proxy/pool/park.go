@@ -34,10 +34,11 @@ func (p *Pool) Park(id, model, kind, reason string) {
 	var fx effects
 	now := p.clk.Now()
 	if until, win, ok := p.planReset(c, now); ok && kind == api.ParkPayment && model == "" && c.Kind == api.KindOAuth {
-		// A subscription refused for billing (Claude's "third-party apps
-		// now draw from your extra usage") counts as spent for the plan
+		// A subscription refused for billing counts as spent for the plan
 		// window it is in: a new window may serve again, and parking it
-		// for good would wait on a person for what time fixes.
+		// for good would wait on a person for what time fixes. (Claude's
+		// "third-party apps now draw from your extra usage" is no billing
+		// refusal of the login but of the tool: see BarTool.)
 		p.coolUntil(key{cred: c}, until, fmt.Sprintf("%s (held until the %s window resets in %s)", reason, win, human(until.Sub(now))), now, &fx)
 		p.backAt(c, until, win)
 		p.unlock(&fx)
