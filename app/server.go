@@ -229,10 +229,18 @@ func startServer(o serverOptions) (*server, error) {
 	s.admin = adm
 
 	// The admin API and the model routes share one listener: the tray and
-	// the CLI find the proxy where the editors do.
-	mux := http.NewServeMux()
-	mux.Handle("/subpool/v1/", adm)
-	mux.Handle("/", s.proxy)
+	// the CLI find the proxy where the editors do. The split is a prefix
+	// test, not a ServeMux: a mux cleans the path first and answers "//",
+	// "/./" or "/x/../" with a redirect before either guard has seen the
+	// Host, uncounted and in no provider's shape. Each handler's guard
+	// runs first, on the path as it came.
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/subpool/v1/") {
+			adm.ServeHTTP(w, r)
+			return
+		}
+		s.proxy.ServeHTTP(w, r)
+	})
 	// Shared by every answer, as net/http spells the key: its capacity is
 	// its length, so an append copies.
 	subpoolHeader := []string{version}
