@@ -41,6 +41,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// EnvSubpool names an already built subpool binary to run instead of
+// building the module's: how the suite shows what an older commit did
+// (git archive it, CGO_ENABLED=0 go build, point this at the result).
+const EnvSubpool = "SUBPOOL_REALCLIENTS_SUBPOOL"
+
 var (
 	buildOnce sync.Once
 	buildBin  string
@@ -53,6 +58,10 @@ var (
 func subpoolBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if b := os.Getenv(EnvSubpool); b != "" {
+			buildBin = b
+			return
+		}
 		goBin, err := exec.LookPath("go")
 		if err != nil {
 			buildErr = errors.New("go is not on PATH: cannot build subpool")
@@ -567,4 +576,50 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// addKey runs `subpool add-key` against the running proxy (the verb goes
+// through its admin API) and returns the new credential's id.
+func (s *served) addKey(k apiKey) string {
+	s.t.Helper()
+	out := s.cli(k.secret+"\n", "add-key", k.provider, "--label", k.label)
+	f := strings.Fields(out)
+	if len(f) < 2 || f[0] != "added" {
+		s.t.Fatalf("add-key %s: %q", k.label, out)
+	}
+	return f[1]
+}
+
+// clientRequests counts the requests the client made to subpool's model
+// routes, from its request history (written in batches every 250 ms: read
+// until two looks agree), and sums the upstream attempts subpool made for
+// them.
+func (s *served) clientRequests() (requests, attempts int) {
+	s.t.Helper()
+	count := func() (n, a int) {
+		var page struct {
+			Entries []struct {
+				Path     string `json:"path"`
+				Attempts int    `json:"attempts"`
+			} `json:"entries"`
+		}
+		s.adminDo(http.MethodGet, "/subpool/v1/history?limit=500", nil, &page)
+		for _, e := range page.Entries {
+			if strings.Contains(e.Path, "/messages") || strings.Contains(e.Path, "/responses") || strings.Contains(e.Path, "/chat/completions") {
+				n++
+				a += e.Attempts
+			}
+		}
+		return n, a
+	}
+	prevN, prevA := -1, -1
+	for i := 0; i < 10; i++ {
+		time.Sleep(300 * time.Millisecond)
+		n, a := count()
+		if n == prevN && a == prevA && (n > 0 || i >= 3) {
+			break
+		}
+		prevN, prevA = n, a
+	}
+	return prevN, prevA
 }
