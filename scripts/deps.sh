@@ -8,6 +8,12 @@ set -euo pipefail
 # Service (gnome-keyring) on a private D-Bus session (dbus-x11 brings
 # dbus-run-session's companions). xvfb + imagemagick: make screenshot.
 want=(gcc libgl1-mesa-dev xorg-dev libxkbcommon-dev gnome-keyring dbus-x11)
+# nodejs + npm: the real-client tests (app/realclients) install and run
+# Claude Code, Codex, opencode and the SDKs. Looked for as commands: a node
+# from elsewhere (NodeSource, nvm) brings its own npm, and Debian's npm
+# package would conflict with it.
+command -v node >/dev/null 2>&1 || want+=(nodejs)
+command -v npm >/dev/null 2>&1 || want+=(npm)
 if [ "${1:-}" = "--screenshot" ]; then want+=(xvfb imagemagick x11-utils); fi
 
 missing=()
