@@ -256,7 +256,7 @@ func cleanAPIErr(err error) error {
 }
 
 func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, state, cooldown left, utilization.")
+	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, which tools it serves (subpool tools), state, cooldown left, utilization.")
 	asJSON := f.Bool("json", false, "print the status as JSON, for scripts")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parse(args, stdout, stderr); done {
@@ -282,12 +282,12 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 func printTable(w io.Writer, st api.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROVIDER\tLABEL\tKIND\tSTATE\tCOOLDOWN\tUTILIZATION\tREQUESTS")
+	fmt.Fprintln(tw, "ID\tPROVIDER\tLABEL\tKIND\tSERVES\tSTATE\tCOOLDOWN\tUTILIZATION\tREQUESTS")
 	n := 0
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
 			n++
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, servesWords(c), stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
 		}
 	}
 	tw.Flush()

@@ -38,13 +38,21 @@ type core struct {
 	// secret.
 	onRemove func(id string)
 
+	// notes names, in the credential_updated event a pool.Add emits,
+	// which tools a login now serves (tools.go).
+	notes *toolNotes
+
 	mu    sync.Mutex
 	creds []credRecord
+	// subs is [subscriptions] as last loaded: the logins config.toml
+	// opens to every tool.
+	subs config.Subscriptions
 }
 
 func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store *stateStore, em api.Emitter, logf func(string, ...any)) *core {
-	c := &core{cfg: cfg, clk: clk, keys: keys, store: store, events: em, logf: logf, listen: cfg.Listen, start: clk.Now()}
-	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, em)
+	c := &core{cfg: cfg, clk: clk, keys: keys, store: store, events: em, logf: logf, listen: cfg.Listen, start: clk.Now(),
+		notes: &toolNotes{em: em}, subs: cfg.Subscriptions}
+	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, c.notes)
 	for _, name := range cfg.ProviderNames() {
 		c.pool.SetProvider(name, cfg.Providers[name].LimitScope)
 	}
@@ -70,13 +78,19 @@ func (c *core) load() error {
 		}
 		c.pool.Add(c.poolCred(r))
 	}
+	c.warnUnmatchedSubs()
 	c.pool.Restore(c.store.load().Pool)
 	return nil
 }
 
 func (c *core) poolCred(r credRecord) pool.Credential {
+	c.mu.Lock()
+	opened := c.subs.OpensToOthers(r.ID, r.Label)
+	c.mu.Unlock()
+	// Only a login kept for its own tool has anything to open (tools.go).
+	opened = api.SubscriptionTool(r.Provider, r.Kind) != "" && (r.OtherTools || opened)
 	return pool.Credential{ID: r.ID, Provider: r.Provider, Label: r.Label, Kind: r.Kind, Source: r.Source,
-		MaxInFlight: c.cfg.Providers[r.Provider].MaxInFlight}
+		MaxInFlight: c.cfg.Providers[r.Provider].MaxInFlight, OtherTools: opened}
 }
 
 // saveState writes the pool's state file.

@@ -37,6 +37,7 @@ func init() {
 		{"resume", "ID", "use a paused credential again", cmdResume},
 		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
 		{"reserve", "ID PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
+		{"tools", "ID all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
 		{"env", "claude-code|codex|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
 		{"client", "add NAME|list|revoke NAME", "one client key per tool: add (limits optional), list, revoke", cmdClient},
 		{"reload", "", "have the running proxy read config.toml again (edits are also noticed by themselves)", cmdReload},

@@ -126,6 +126,7 @@ func withLiveKeys(cur, next config.Config) config.Config {
 	cur.SoleProviderMax, cur.CapacityMax = next.SoleProviderMax, next.CapacityMax
 	cur.TransientBackoff, cur.MaxAttempts = next.TransientBackoff, next.MaxAttempts
 	cur.Usage = next.Usage
+	cur.Subscriptions = next.Subscriptions
 	return cur
 }
 
@@ -239,6 +240,7 @@ func (s *server) loadClients(o serverOptions, cfg config.Config, keys func() (ke
 			apply: func(c config.Config) {
 				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
 				s.core.pool.SetUsage(usageConfig(c.Usage))
+				s.core.setSubscriptions(c.Subscriptions)
 				s.clients.setOpen(!c.RequireClientKey)
 				if s.proxy != nil {
 					s.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,

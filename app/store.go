@@ -26,6 +26,11 @@ type credRecord struct {
 	Kind     string    `json:"kind"`
 	Source   string    `json:"source,omitempty"`
 	Added    time.Time `json:"added"`
+	// OtherTools: the person opened this subscription login to every
+	// tool, not only its own (subpool tools ID all). A choice about the
+	// credential, like its label, so it is kept here, not in the state
+	// file, whose damage must not undo it.
+	OtherTools bool `json:"other_tools,omitempty"`
 }
 
 // credDoc is credentials.json: which credentials exist. It changes only

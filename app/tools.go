@@ -1,0 +1,278 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/subpool/subpool/proxy/admin/client"
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/config"
+)
+
+// Which tools a subscription login serves. By default a login serves the
+// tool it belongs to (api.SubscriptionTool: a Claude login Claude Code, a
+// Google login Gemini CLI) and the pool keeps every other tool off it. A
+// person opens a login to every tool with `subpool tools ID all`, the
+// tray's toggle or the admin API (kept in credentials.json, beside the
+// label: a choice about the credential, which a damaged state file must
+// not undo), or by naming it in config.toml's [subscriptions] other_tools.
+// Either opens it; the pool sees one flag, pool.Credential.OtherTools.
+
+// billingWarning is the one line said whenever a Claude login is opened to
+// other tools.
+const billingWarning = "Anthropic bills other tools' use of a Claude subscription as extra usage, apart from the plan's own limits"
+
+func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f := newFlags("tools", "ID all|own [--home DIR]",
+		"Says which tools may use a subscription login. By default a Claude login serves Claude Code only and a Google login Gemini CLI only\n"+
+			"(the tool is known by its User-Agent); other tools' requests go to API keys or fallback. `all` lets every tool use it, `own` keeps it\n"+
+			"for its own tool again. Anthropic bills other tools' use of a Claude subscription as extra usage.\n"+
+			"ChatGPT logins and API keys serve every tool. config.toml's [subscriptions] other_tools does the same as `all`.\n"+
+			"Example: subpool tools anthropic-1a2b3c all")
+	home := f.String("home", "", "home folder")
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code
+	}
+	if len(f.pos) != 2 {
+		fmt.Fprintln(stderr, "subpool tools: name one credential ID and `all` or `own`, e.g. `subpool tools ID all` (see `subpool list`)")
+		return 2
+	}
+	id, mode := f.pos[0], strings.ToLower(f.pos[1])
+	if mode != "all" && mode != "own" {
+		fmt.Fprintf(stderr, "subpool tools: %q is neither `all` (every tool may use the login) nor `own` (only its own tool)\n", f.pos[1])
+		return 2
+	}
+	on := mode == "all"
+	var cred api.CredentialStatus
+	var already bool
+	err := withBackend(*home, func(ctx context.Context, b backend) error {
+		found := false
+		for _, p := range b.Status(ctx).Providers {
+			for _, c := range p.Credentials {
+				if c.ID == id {
+					cred, found = c, true
+				}
+			}
+		}
+		if !found {
+			return api.ErrNotFound
+		}
+		if cred.OwnTool == "" {
+			// An API key or a ChatGPT login: nothing to open.
+			already = true
+			return nil
+		}
+		tb, ok := b.(toolSetter)
+		if !ok {
+			return errors.New("this proxy cannot change which tools a login serves; update subpool and restart it")
+		}
+		return tb.SetOtherTools(ctx, id, on)
+	})
+	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
+		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
+	}
+	if err != nil {
+		return fail(stderr, "tools", cleanAPIErr(err))
+	}
+	name := credName(cred)
+	switch {
+	case already && on:
+		fmt.Fprintf(stdout, "%s is %s and serves every tool already\n", name, kindWords(cred))
+	case already:
+		return fail(stderr, "tools", fmt.Errorf("%s is %s: it serves every tool and has no own tool to keep it for", name, kindWords(cred)))
+	case on:
+		fmt.Fprintf(stdout, "%s now serves every tool, not only %s\n", name, api.ToolTitle(cred.OwnTool))
+		if cred.Provider == config.Anthropic {
+			fmt.Fprintln(stdout, billingWarning+".")
+		}
+	default:
+		fmt.Fprintf(stdout, "%s serves %s only again; other tools' requests go to API keys or fallback\n", name, api.ToolTitle(cred.OwnTool))
+		if _, cfg, err := homeConfig(*home); err == nil && cfg.Subscriptions.OpensToOthers(cred.ID, cred.Label) {
+			fmt.Fprintf(stdout, "but config.toml's [subscriptions] other_tools names it, which still opens it to every tool: take it out there\n")
+		}
+	}
+	return 0
+}
+
+func credName(c api.CredentialStatus) string {
+	if c.Label != "" && c.Label != c.ID {
+		return fmt.Sprintf("%s (%s)", c.ID, c.Label)
+	}
+	return c.ID
+}
+
+func kindWords(c api.CredentialStatus) string {
+	if c.Kind == api.KindAPIKey {
+		return "an API key"
+	}
+	return "a " + providerTitle(c.Provider) + " login"
+}
+
+func providerTitle(p string) string {
+	switch p {
+	case config.Anthropic:
+		return "Claude"
+	case config.OpenAI:
+		return "ChatGPT"
+	case "google":
+		return "Google"
+	}
+	return p
+}
+
+// servesWords is the SERVES column of `subpool list`: which tools the
+// credential takes requests from.
+func servesWords(c api.CredentialStatus) string {
+	switch {
+	case c.OwnTool == "":
+		return "all tools"
+	case c.OtherTools:
+		return "all tools (opted in)"
+	}
+	return api.ToolTitle(c.OwnTool)
+}
+
+// toolSetter is the optional part of a backend behind `subpool tools`.
+type toolSetter interface {
+	SetOtherTools(ctx context.Context, id string, on bool) error
+}
+
+// SetOtherTools implements admin.ToolSetter: on opens a subscription login
+// to every tool, off keeps it for its own tool again. The choice is
+// written to credentials.json before the pool acts on it, so it survives
+// a restart or is not made at all.
+func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
+	rec, ok := c.record(id)
+	if !ok {
+		return api.ErrNotFound
+	}
+	if own := api.SubscriptionTool(rec.Provider, rec.Kind); own == "" {
+		return fmt.Errorf("%w: %s is %s, which serves every tool already", api.ErrBadRequest, id, kindWords(api.CredentialStatus{Provider: rec.Provider, Kind: rec.Kind}))
+	}
+	c.mu.Lock()
+	i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id })
+	if i < 0 {
+		c.mu.Unlock()
+		return api.ErrNotFound
+	}
+	was := c.creds[i].OtherTools
+	c.creds[i].OtherTools = on
+	rec = c.creds[i]
+	recs := slices.Clone(c.creds)
+	c.mu.Unlock()
+	if was == on {
+		return nil
+	}
+	if c.store != nil {
+		if err := c.store.saveCreds(recs); err != nil {
+			c.mu.Lock()
+			if i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id }); i >= 0 {
+				c.creds[i].OtherTools = was
+			}
+			c.mu.Unlock()
+			return err
+		}
+	}
+	c.readd(rec)
+	return nil
+}
+
+// setSubscriptions applies an edited [subscriptions] to the running pool:
+// each login it opens or no longer opens is updated, with its
+// credential_updated event.
+func (c *core) setSubscriptions(s config.Subscriptions) {
+	c.mu.Lock()
+	c.subs = s
+	recs := slices.Clone(c.creds)
+	c.mu.Unlock()
+	for _, r := range recs {
+		if _, ok := c.cfg.Providers[r.Provider]; ok {
+			c.readd(r)
+		}
+	}
+	c.warnUnmatchedSubs()
+}
+
+// readd gives the pool r's metadata again. When that changes which tools
+// the login serves, the pool's credential_updated event says so.
+func (c *core) readd(r credRecord) {
+	pc := c.poolCred(r)
+	note := api.ReasonOtherToolsOff
+	if pc.OtherTools {
+		note = api.ReasonOtherToolsOn
+	}
+	c.notes.around(r.ID, note, func() { c.pool.Add(pc) })
+}
+
+// warnUnmatchedSubs names, once per load, an other_tools entry that is no
+// credential's ID or label: most likely a typo, which would leave the
+// login kept for its own tool.
+func (c *core) warnUnmatchedSubs() {
+	c.mu.Lock()
+	names := slices.Clone(c.subs.OtherTools)
+	recs := slices.Clone(c.creds)
+	c.mu.Unlock()
+	for _, n := range names {
+		if !slices.ContainsFunc(recs, func(r credRecord) bool { return r.ID == n || r.Label == n }) {
+			c.logf("warning: config.toml [subscriptions] other_tools names %q, which is no credential's ID or label (`subpool list` shows them)", n)
+		}
+	}
+}
+
+// toolNotes is the pool's emitter, passed through, which writes into the
+// credential_updated event pool.Add emits for a login what it now serves
+// (api.ReasonOtherToolsOn/Off). The pool emits before Add returns, on the
+// calling goroutine, and an update with no reason comes only from Add,
+// which only the core calls.
+type toolNotes struct {
+	em api.Emitter
+
+	// one is held across a noted Add, so two notes on one id never mix.
+	one   sync.Mutex
+	mu    sync.Mutex
+	notes map[string]string
+}
+
+func (t *toolNotes) Emit(e api.Event) {
+	if e.Type == api.EventCredentialUpdated && e.Reason == "" {
+		t.mu.Lock()
+		if n, ok := t.notes[e.CredentialID]; ok {
+			e.Reason = n
+			delete(t.notes, e.CredentialID)
+		}
+		t.mu.Unlock()
+	}
+	t.em.Emit(e)
+}
+
+// around runs add with note waiting for its event; an Add that changed
+// nothing emits none, and the note goes unused.
+func (t *toolNotes) around(id, note string, add func()) {
+	t.one.Lock()
+	defer t.one.Unlock()
+	t.mu.Lock()
+	if t.notes == nil {
+		t.notes = map[string]string{}
+	}
+	t.notes[id] = note
+	t.mu.Unlock()
+	add()
+	t.mu.Lock()
+	delete(t.notes, id)
+	t.mu.Unlock()
+}
+
+func (b clientBackend) SetOtherTools(ctx context.Context, id string, on bool) error {
+	err := b.c.SetOtherTools(ctx, id, on)
+	if errors.Is(err, client.ErrNotFound) {
+		// Listed a moment ago: the proxy is older than this verb (or the
+		// credential was removed meanwhile).
+		return fmt.Errorf("the running proxy does not know %s or this verb; restart it with this subpool, then try again", id)
+	}
+	return err
+}
