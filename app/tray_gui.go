@@ -86,6 +86,9 @@ func (b trayBackend) StartLogin(ctx context.Context, provider, label string) (ap
 func (b trayBackend) Reserve(ctx context.Context, id string, percent int) error {
 	return b.c.Reserve(ctx, id, percent)
 }
+func (b trayBackend) SetOtherTools(ctx context.Context, id string, on bool) error {
+	return b.c.SetOtherTools(ctx, id, on)
+}
 func (b trayBackend) Import(ctx context.Context, source string) error {
 	return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")
 }

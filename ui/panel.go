@@ -204,6 +204,8 @@ type rowUI struct {
 	counts    *widget.Label // counters and the last reason
 	relogin   *widget.Button
 	reserve   *widget.Button
+	serves    *widget.Label // which tools the credential serves
+	tools     *widget.Check // "Let other tools use this login"
 	pause     *widget.Button
 	reset     *widget.Button
 	remove    *widget.Button
@@ -229,10 +231,14 @@ func newRow(p *panel) *rowUI {
 	r.reset = widget.NewButtonWithIcon("Reset cooldown", theme.MediaReplayIcon(), func() { p.reset(r.row) })
 	r.reserve = widget.NewButtonWithIcon("Reserve…", theme.SettingsIcon(), func() { p.showReserveForm(r.row) })
 	r.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { p.remove(r.row) })
+	r.serves = widget.NewLabel("")
+	r.serves.Importance = widget.LowImportance
+	r.tools = widget.NewCheck(view.ToolsToggle, func(on bool) { p.setTools(r, on) })
 
 	head := container.NewHBox(container.NewCenter(r.badge), r.label, layout.NewSpacer(), r.detail)
 	buttons := container.NewHBox(r.relogin, r.pause, r.reset, r.reserve, layout.NewSpacer(), r.remove)
-	r.box = container.NewVBox(head, r.line, r.countdown, r.meters, r.counts, buttons, widget.NewSeparator())
+	toolsLine := container.NewHBox(r.serves, layout.NewSpacer(), r.tools)
+	r.box = container.NewVBox(head, r.line, r.countdown, r.meters, r.counts, toolsLine, buttons, widget.NewSeparator())
 	return r
 }
 
@@ -278,6 +284,18 @@ func (r *rowUI) update(row view.Row) {
 	p.setVisible(r.reserve, row.Kind == api.KindOAuth)
 	setEnabled(r.reserve, row.CanReserve)
 	setEnabled(r.remove, row.CanRemove)
+
+	p.setText(r.serves, "Serves "+row.Serves)
+	p.setVisible(r.tools, row.OwnTool != "")
+	if r.tools.Checked != row.OtherTools {
+		// r.row is already row, so setTools sees no change to make.
+		r.tools.SetChecked(row.OtherTools)
+	}
+	if row.CanSetTools && r.tools.Disabled() {
+		r.tools.Enable()
+	} else if !row.CanSetTools && !r.tools.Disabled() {
+		r.tools.Disable()
+	}
 }
 
 // setMeters shows one bar per window, reusing the bars already built.

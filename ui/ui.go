@@ -45,6 +45,9 @@ type Backend interface {
 	// Reserve keeps percent of a subscription's binding window for the
 	// person's own use; a negative percent returns it to [usage] reserve.
 	Reserve(ctx context.Context, id string, percent int) error
+	// SetOtherTools opens a subscription login to every tool (on) or
+	// keeps it for its own tool (a Claude login: Claude Code only).
+	SetOtherTools(ctx context.Context, id string, on bool) error
 }
 
 // Tray is the part of desktop.App the tray needs. It is ours, not

@@ -39,6 +39,8 @@ type call struct {
 // fakeBackend records every call on a channel the test reads.
 type fakeBackend struct {
 	calls chan call
+	// toolsErr is what SetOtherTools answers.
+	toolsErr error
 }
 
 func (f *fakeBackend) record(method string, args ...string) {
@@ -64,6 +66,10 @@ func (f *fakeBackend) Import(_ context.Context, source string) error {
 func (f *fakeBackend) Reserve(_ context.Context, id string, percent int) error {
 	f.record("Reserve", id, strconv.Itoa(percent))
 	return nil
+}
+func (f *fakeBackend) SetOtherTools(_ context.Context, id string, on bool) error {
+	f.record("SetOtherTools", id, strconv.FormatBool(on))
+	return f.toolsErr
 }
 
 // fakeTray keeps what the UI set last.

@@ -452,6 +452,10 @@ func (m *Model) credentialUpdated(ev api.Event) {
 	case "unparked":
 		c.Parks = nil
 		c.Reason = ""
+	case api.ReasonOtherToolsOn, api.ReasonOtherToolsOff:
+		// `subpool tools`, the config or this tray opened the login to
+		// every tool or closed it again; its last reason stays.
+		c.OtherTools = ev.Reason == api.ReasonOtherToolsOn
 	case "":
 	default:
 		// The third action: `subpool reserve` set the reserve ("reserve

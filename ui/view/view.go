@@ -89,6 +89,21 @@ type Row struct {
 	// ReloginText names the fix: "Log in again" for a login, "Replace key"
 	// for a refused API key.
 	ReloginText string
+
+	// Serves says which tools the credential takes requests from:
+	// "Claude Code only", "all tools", "all tools (opted in)".
+	Serves string
+	// OwnTool is the tool a subscription login is kept for by default
+	// (api.SubscriptionTool), "" when it serves every tool anyway.
+	// OtherTools: the person opened it to every tool.
+	OwnTool    string
+	OtherTools bool
+	// CanSetTools: a login kept for its own tool, which the person may
+	// open to every tool or close again.
+	CanSetTools bool
+	// ToolsWarning is what the person is told before opening the login to
+	// other tools: what its provider bills for that. Empty when nothing.
+	ToolsWarning string
 }
 
 // Section is one provider.
@@ -399,6 +414,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 		}
 	}
 	r.Paused = c.State == api.StatePaused
+	tools(&r, c)
 
 	if !ro {
 		r.CanPause = c.State != api.StatePaused
@@ -408,6 +424,7 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 		r.CanRemove = true
 		r.CanRelogin = relogin != nil
 		r.CanReserve = c.Kind == api.KindOAuth
+		r.CanSetTools = r.OwnTool != ""
 	}
 	if relogin != nil {
 		r.ReloginText = "Log in again"
@@ -416,6 +433,36 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 		}
 	}
 	return r, f
+}
+
+// ToolsToggle is the words of the switch that opens a login to every tool.
+const ToolsToggle = "Let other tools use this login"
+
+// ToolsWarningAnthropic is said before a Claude login is opened to other
+// tools.
+const ToolsWarningAnthropic = "Anthropic bills other tools' use of a Claude subscription as extra usage, " +
+	"paid on top of the plan (\"Third-party apps now draw from your extra usage\"). " +
+	"By default this login serves Claude Code only, and other tools' requests go to your API keys or another provider."
+
+// tools fills what the row says about the tools c serves. A credential
+// added by an event has no OwnTool yet: its provider and kind say it.
+func tools(r *Row, c *api.CredentialStatus) {
+	own := c.OwnTool
+	if own == "" {
+		own = api.SubscriptionTool(r.Provider, c.Kind)
+	}
+	r.OwnTool, r.OtherTools = own, own != "" && c.OtherTools
+	switch {
+	case own == "":
+		r.Serves = "all tools"
+	case r.OtherTools:
+		r.Serves = "all tools (opted in)"
+	default:
+		r.Serves = api.ToolTitle(own) + " only"
+	}
+	if own != "" && r.Provider == "anthropic" {
+		r.ToolsWarning = ToolsWarningAnthropic
+	}
 }
 
 // countdown fills the bar fields for cd.
