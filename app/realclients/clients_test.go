@@ -140,5 +140,12 @@ func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, 
 			}
 		}
 	}
+	if !a.OK && a.Name == "" { // killed at the timeout: no answer printed
+		a.Ms = float64(r.took.Milliseconds())
+	}
 	return a, r
 }
+
+// took is how long the SDK call itself took (node's start-up left out),
+// or the whole run when the script was killed.
+func (a sdkAnswer) took() time.Duration { return time.Duration(a.Ms * float64(time.Millisecond)) }

@@ -149,6 +149,11 @@ type upstream struct {
 
 func newUpstream(t *testing.T, o sim.Options) *upstream {
 	t.Helper()
+	// Every scenario runs a client: a failed install fails it here, with
+	// the installer's one line, before anything is started.
+	if _, err := installed.Dir(); err != nil {
+		t.Fatal(err)
+	}
 	s := sim.New(o)
 	oa := s.OAuth(sim.OAuthOptions{Email: "person@example.com", Plan: "pro"})
 	if err := oa.Start(); err != nil {
