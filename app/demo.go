@@ -122,6 +122,20 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 			return nil, err
 		}
 		d.ids[c.label] = id
+		// A Claude login serves Claude Code only, and the demo's own
+		// traffic is no Claude Code: it says what it is (Go's
+		// User-Agent), since subpool never passes one client off as
+		// another. The demo's logins are simulated, so no one is billed
+		// extra usage: they are opened to every tool, as `subpool tools ID
+		// all` would, and the traffic shows rotation, cooldowns and waits
+		// on them. The tray's "Let other tools use this login" closes one
+		// again, and the demo's requests then go round it.
+		if api.SubscriptionTool(c.provider, req.Kind) != "" {
+			if err := s.core.SetOtherTools(context.Background(), id, true); err != nil {
+				d.Close()
+				return nil, err
+			}
+		}
 	}
 	if s.history != nil {
 		if err := fillDemoHistory(context.Background(), s.history, demoCreds, d.ids, time.Now()); err != nil {
