@@ -73,7 +73,9 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer l.Close()
 
 	out := &syncWriter{w: stdout}
-	fmt.Fprintf(out, "To log in to %s, open this address:\n\n  %s\n\n", subscriptionName(provider), l.URL())
+	// The address stands alone on its line, so a script (or a person on
+	// another machine) can take it whole.
+	fmt.Fprintf(out, "To log in to %s, open this address:\n\n%s\n\n", subscriptionName(provider), l.URL())
 	if !*noBrowser {
 		if err := openBrowser(l.URL()); err != nil {
 			fmt.Fprintf(out, "(no browser opened: %v)\n", err)

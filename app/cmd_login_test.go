@@ -194,6 +194,9 @@ func sendVia(t *testing.T, base, key, path, body string, hdr ...string) (*http.R
 	req.Header.Set("x-api-key", key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("anthropic-version", "2023-06-01")
+	// The requests play Claude Code, the tool a Claude subscription serves
+	// by default.
+	req.Header.Set("User-Agent", "claude-cli/2.1.197 (external, cli)")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -252,7 +255,7 @@ func TestLoginEndToEnd(t *testing.T) {
 	home := oauthHome(t, oa)
 
 	code, out, errs := loginWith(t, oa, home, "anthropic", false)
-	if code != 0 || !strings.Contains(out, "added anthropic-") || !strings.Contains(out, "https://claude.ai/oauth/authorize?") {
+	if code != 0 || !strings.Contains(out, "added anthropic-") || !strings.Contains(out, "\nhttps://claude.com/cai/oauth/authorize?") {
 		t.Fatalf("login anthropic: %d %q %q", code, out, errs)
 	}
 	claudeID := strings.Fields(out[strings.Index(out, "added "):])[1]

@@ -88,8 +88,8 @@ func newOAuthManager(clk clock.Clock, keys func() (keychain.Store, error), em ap
 }
 
 // oauthProvider is the OAuth client of a configured provider: the two
-// built-in subscriptions, with token_url and chatgpt_base_url from
-// config. Custom providers have none.
+// built-in subscriptions, with token_url, authorize_url, redirect_uri and
+// chatgpt_base_url from config. Custom providers have none.
 func oauthProvider(cp config.Provider) (oauth.Provider, bool) {
 	p, ok := builtinOAuth(cp)
 	if !ok {
@@ -99,7 +99,10 @@ func oauthProvider(cp config.Provider) (oauth.Provider, bool) {
 		p.AuthorizeURL = cp.AuthorizeURL
 	}
 	if cp.RedirectURI != "" {
+		// The configured address is the only one: Codex's registered
+		// fallback port belongs with Codex's own address.
 		p.RedirectURI = cp.RedirectURI
+		p.FallbackRedirectURIs = nil
 	}
 	return p, true
 }

@@ -126,3 +126,66 @@ func TestUtilizationInListAndSelection(t *testing.T) {
 }
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// authorize_url is configurable under [providers.anthropic] and
+// [providers.openai] like token_url: the default config says the address
+// the real client uses, a bad one is refused naming the key, and a
+// configured one is where the login goes. A configured redirect_uri is the
+// only callback address: Codex's registered fallback is for its own.
+func TestAuthorizeURLConfigurable(t *testing.T) {
+	def := config.Default()
+	for name, want := range map[string]string{config.Anthropic: oauth.AnthropicAuthorizeURL, config.OpenAI: oauth.OpenAIAuthorizeURL} {
+		if got := def.Providers[name].AuthorizeURL; got != want {
+			t.Fatalf("default %s authorize_url %q, want %q", name, got, want)
+		}
+		p, _ := oauthProvider(def.Providers[name])
+		if p.AuthorizeURL != want {
+			t.Fatalf("%s login goes to %q by default", name, p.AuthorizeURL)
+		}
+	}
+	for _, line := range []string{`authorize_url = "https://claude.com/cai/oauth/authorize"`, `authorize_url    = "https://auth.openai.com/oauth/authorize"`} {
+		if !strings.Contains(config.DefaultText, line) {
+			t.Fatalf("the default config.toml lacks %s", line)
+		}
+	}
+	if _, err := config.Parse("config.toml", []byte(config.DefaultText)); err != nil {
+		t.Fatalf("default text: %v", err)
+	}
+	_, err := config.Parse("config.toml", []byte("[providers.openai]\nauthorize_url = \"not a url\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "providers.openai.authorize_url") {
+		t.Fatalf("a bad authorize_url: %v", err)
+	}
+	cfg, err := config.Parse("config.toml", []byte("[providers.anthropic]\nauthorize_url = \"https://login.example.test/oauth/authorize\"\n[providers.openai]\nauthorize_url = \"https://auth.example.test/oauth/authorize\"\nredirect_uri = \"http://localhost:2468/auth/callback\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := oauthProvider(cfg.Providers[config.Anthropic])
+	o, _ := oauthProvider(cfg.Providers[config.OpenAI])
+	if a.AuthorizeURL != "https://login.example.test/oauth/authorize" || o.AuthorizeURL != "https://auth.example.test/oauth/authorize" {
+		t.Fatalf("configured authorize_url not used: %q %q", a.AuthorizeURL, o.AuthorizeURL)
+	}
+	if o.RedirectURI != "http://localhost:2468/auth/callback" || len(o.FallbackRedirectURIs) != 0 {
+		t.Fatalf("configured redirect_uri: %q, fallbacks %v", o.RedirectURI, o.FallbackRedirectURIs)
+	}
+}
+
+// `subpool login … --no-browser` prints the authorize address on a line of
+// its own: Claude Code's claude.ai login page unless authorize_url says
+// otherwise.
+func TestLoginPrintsTheAddressOnItsOwnLine(t *testing.T) {
+	_, oa := startOAuthSim(t, sim.OAuthOptions{})
+	home := oauthHome(t, oa)
+	code, out, errs := loginWith(t, oa, home, "anthropic", true)
+	if code != 0 {
+		t.Fatalf("login: %d %q %q", code, out, errs)
+	}
+	own := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, oauth.AnthropicAuthorizeURL+"?") && !strings.ContainsAny(l, " \t") {
+			own = true
+		}
+	}
+	if !own {
+		t.Fatalf("no line holds the address alone:\n%s", out)
+	}
+}

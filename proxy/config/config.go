@@ -157,16 +157,20 @@ func Default() Config {
 		Providers: map[string]Provider{
 			Anthropic: {
 				Name: Anthropic, Wire: "anthropic", Builtin: true,
-				BaseURL:    "https://api.anthropic.com",
-				TokenURL:   "https://platform.claude.com/v1/oauth/token",
-				UsageURL:   "https://api.anthropic.com/api/oauth/usage",
-				LimitScope: "credential",
+				BaseURL:  "https://api.anthropic.com",
+				TokenURL: "https://platform.claude.com/v1/oauth/token",
+				// Claude Code's claude.ai login page (proxy/oauth checks it
+				// against the installed Claude Code).
+				AuthorizeURL: "https://claude.com/cai/oauth/authorize",
+				UsageURL:     "https://api.anthropic.com/api/oauth/usage",
+				LimitScope:   "credential",
 			},
 			OpenAI: {
 				Name: OpenAI, Wire: "openai", Builtin: true,
 				BaseURL:        "https://api.openai.com",
 				ChatGPTBaseURL: "https://chatgpt.com/backend-api/codex",
 				TokenURL:       "https://auth.openai.com/oauth/token",
+				AuthorizeURL:   "https://auth.openai.com/oauth/authorize",
 				UsageURL:       "https://chatgpt.com/backend-api/wham/usage",
 				LimitScope:     "credential",
 			},
@@ -783,16 +787,22 @@ backend = "os"
 base_url  = "https://api.anthropic.com"
 # OAuth refresh endpoint for Claude subscriptions. It has moved before.
 token_url = "https://platform.claude.com/v1/oauth/token"
+# Where "subpool login anthropic" sends the browser: Claude Code's claude.ai
+# login page. redirect_uri overrides the callback (default: a free port).
+authorize_url = "https://claude.com/cai/oauth/authorize"
 # Asked for an idle Claude login's 5h and weekly windows ([usage] poll);
 # by default base_url + "/api/oauth/usage".
 # usage_url = "https://api.anthropic.com/api/oauth/usage"
-# authorize_url and redirect_uri override the login page and its callback.
 # max_in_flight = 0                 # concurrent requests per credential, 0 = no limit
 
 [providers.openai]
 base_url         = "https://api.openai.com"
 chatgpt_base_url = "https://chatgpt.com/backend-api/codex"
 token_url        = "https://auth.openai.com/oauth/token"
+# Where "subpool login openai" sends the browser. Its callback is Codex's
+# registered http://localhost:1455/auth/callback, or 1457 when 1455 is taken;
+# redirect_uri overrides it.
+authorize_url    = "https://auth.openai.com/oauth/authorize"
 # Asked for an idle ChatGPT login's windows; by default beside the Codex
 # path of chatgpt_base_url.
 # usage_url      = "https://chatgpt.com/backend-api/wham/usage"

@@ -81,11 +81,12 @@ type tokenAnswer struct {
 // first answer. It moves to the next endpoint only when the request
 // cannot have reached the previous one (no connection, no such host) or
 // it answered 404/405: a refresh token that reached an endpoint may have
-// been spent there.
+// been spent there. The body is JSON, except a code exchange at OpenAI,
+// which Codex sends as a form.
 func post(ctx context.Context, c *http.Client, p Provider, fields map[string]string) (*http.Response, []byte, error) {
 	var body []byte
 	ctype := "application/json"
-	if p.Name == NameOpenAI {
+	if p.Name == NameOpenAI && fields["grant_type"] == "authorization_code" {
 		v := url.Values{}
 		for k, f := range fields {
 			v.Set(k, f)
@@ -147,8 +148,14 @@ func call(ctx context.Context, c *http.Client, p Provider, fields map[string]str
 	if resp.StatusCode/100 != 2 {
 		code := errorCode(b)
 		te := &TokenError{Provider: p.Name, Status: resp.StatusCode, Code: code,
-			Relogin:    slices.Contains(reloginCodes, code),
+			Relogin:    slices.Contains(reloginCodes, strings.ToLower(code)),
 			RetryAfter: retryAfter(resp.Header.Get("Retry-After"), now)}
+		// Codex's rule: any 401 from OpenAI's token endpoint is a dead
+		// login, whatever its body says. Claude Code logs out only on
+		// invalid_grant, so Anthropic keeps the code rule alone.
+		if p.Name == NameOpenAI && resp.StatusCode == http.StatusUnauthorized {
+			te.Relogin = true
+		}
 		return Tokens{}, te
 	}
 	var a tokenAnswer
@@ -170,14 +177,19 @@ func call(ctx context.Context, c *http.Client, p Provider, fields map[string]str
 	return t, nil
 }
 
-// errorCode finds the OAuth error code in an answer: RFC 6749's
-// {"error":"invalid_grant"} or OpenAI's {"error":{"code":…}}.
+// errorCode finds the OAuth error code in an answer where Codex looks for
+// it: OpenAI's {"error":{"code":…}}, RFC 6749's {"error":"invalid_grant"},
+// or a top-level {"code":…}.
 func errorCode(b []byte) string {
 	var v struct {
 		Error json.RawMessage `json:"error"`
+		Code  string          `json:"code"`
 	}
-	if json.Unmarshal(b, &v) != nil || len(v.Error) == 0 {
+	if json.Unmarshal(b, &v) != nil {
 		return ""
+	}
+	if len(v.Error) == 0 || string(v.Error) == "null" {
+		return short(v.Code)
 	}
 	var s string
 	if json.Unmarshal(v.Error, &s) == nil {
@@ -191,9 +203,12 @@ func errorCode(b []byte) string {
 		if o.Code != "" {
 			return short(o.Code)
 		}
+		if v.Code != "" {
+			return short(v.Code)
+		}
 		return short(o.Type)
 	}
-	return ""
+	return short(v.Code)
 }
 
 // short keeps a code fit for a message: an identifier, not prose.
@@ -217,7 +232,9 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// refresh spends t.Refresh for new tokens.
+// refresh spends t.Refresh for new tokens, with the fields its real
+// client sends: client_id, grant_type, refresh_token, and Claude Code's
+// scope (Codex sends none).
 func refresh(ctx context.Context, c *http.Client, p Provider, refreshToken string, now time.Time) (Tokens, error) {
 	f := map[string]string{"grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": p.ClientID}
 	if p.RefreshScope != "" {

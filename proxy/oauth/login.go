@@ -41,6 +41,7 @@ type Login struct {
 	url         string
 
 	srv       *http.Server
+	ln        net.Listener
 	callbacks chan callback
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -59,9 +60,16 @@ type callback struct {
 }
 
 // StartLogin prepares a login: a fresh PKCE verifier and state, and a
-// listener on the redirect address unless NoListen is set or the port is
-// taken (then Listening reports false and only Complete can finish).
-// A redirect port of 0 listens on a free port and puts it in the URL.
+// listener on the redirect address unless NoListen is set. When its port
+// is taken, each of p.FallbackRedirectURIs is tried in turn, as Codex
+// falls back from 1455 to 1457, and the URL names the one listened on;
+// when every port is taken, Listening reports false and only Complete can
+// finish. A redirect port of 0 listens on a free port and puts it in the
+// URL, as Claude Code does.
+//
+// Codex, finding its port taken, first asks whatever listens there to
+// cancel (GET /cancel) in case it is an older login of its own; subpool
+// does not, because that listener may be the person's own `codex login`.
 func StartLogin(ctx context.Context, p Provider, o LoginOptions) (*Login, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 30 * time.Second}
@@ -75,8 +83,20 @@ func StartLogin(ctx context.Context, p Provider, o LoginOptions) (*Login, error)
 	l := &Login{p: p, o: o, verifier: randomString(32), state: randomString(32), redirectURI: p.RedirectURI,
 		callbacks: make(chan callback), closed: make(chan struct{})}
 	if !o.NoListen {
-		if err := l.listen(); err != nil && isZeroPort(p.RedirectURI) {
-			return nil, err
+		for _, r := range append([]string{p.RedirectURI}, p.FallbackRedirectURIs...) {
+			l.redirectURI = r
+			err := l.listen()
+			if err == nil {
+				break
+			}
+			if isZeroPort(r) {
+				return nil, err
+			}
+		}
+		if l.srv == nil {
+			// Nothing listens; the URL keeps the first address, which the
+			// paste flow works with as well as any.
+			l.redirectURI = p.RedirectURI
 		}
 	}
 	sum := sha256.Sum256([]byte(l.verifier))
@@ -121,6 +141,7 @@ func (l *Login) listen() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc(u.Path, l.serveCallback)
 	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	l.ln = ln
 	go l.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after Close
 	return nil
 }
@@ -142,6 +163,10 @@ func (l *Login) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		l.srv.Shutdown(ctx)
+		// Shutdown closes only the listeners Serve has taken up; one it
+		// has not reached yet would hold the port (Codex's, for the next
+		// login) until it did.
+		l.ln.Close()
 	}
 }
 

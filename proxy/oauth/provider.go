@@ -28,22 +28,39 @@ const (
 	NameOpenAI    = "openai"
 )
 
-// Defaults from shared/reference/protocols.md. Endpoints have moved before,
-// so every URL is a field a caller may override.
+// Defaults as the real clients use them today, read from their own
+// packages (Claude Code 2.1.197, Codex CLI 0.171.0); fidelity_test.go fails
+// when a newer pinned release no longer carries one. Endpoints have moved
+// before, so every URL is a field a caller may override.
 const (
-	AnthropicAuthorizeURL = "https://claude.ai/oauth/authorize"
+	// AnthropicAuthorizeURL is Claude Code's CLAUDE_AI_AUTHORIZE_URL, where
+	// it sends a claude.ai (Pro/Max) login; the console login page
+	// (platform.claude.com/oauth/authorize) is for API-billing accounts.
+	AnthropicAuthorizeURL = "https://claude.com/cai/oauth/authorize"
 	AnthropicTokenURL     = "https://platform.claude.com/v1/oauth/token"
 	AnthropicClientID     = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
-	AnthropicRedirectURI  = "http://localhost:54545/callback"
-	AnthropicScope        = "user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload"
+	// AnthropicRedirectURI: Claude Code listens on a port the OS picks and
+	// sends http://localhost:PORT/callback; port 0 does the same here.
+	AnthropicRedirectURI = "http://localhost:0/callback"
+	// AnthropicScope is the scope Claude Code refreshes with (its claude.ai
+	// scopes). Its login also asks for org:create_api_key, which subpool
+	// has no use for.
+	AnthropicScope = "user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload"
 
 	OpenAIAuthorizeURL = "https://auth.openai.com/oauth/authorize"
 	OpenAITokenURL     = "https://auth.openai.com/oauth/token"
 	OpenAIClientID     = "app_EMoamEEZ73f0CkXaXp7hrann"
-	OpenAIRedirectURI  = "http://localhost:1455/auth/callback"
-	OpenAIScope        = "openid email profile offline_access"
-	OpenAIRefreshScope = "openid profile email"
-	ChatGPTBaseURL     = "https://chatgpt.com/backend-api/codex"
+	// OpenAIRedirectURI and OpenAIFallbackRedirectURI are the two callback
+	// addresses registered for Codex's client id: Codex listens on 1455 and
+	// falls back to 1457 when 1455 stays taken.
+	OpenAIRedirectURI         = "http://localhost:1455/auth/callback"
+	OpenAIFallbackRedirectURI = "http://localhost:1457/auth/callback"
+	OpenAIScope               = "openid profile email offline_access api.connectors.read api.connectors.invoke"
+	// OpenAIOriginator is the originator parameter of the ChatGPT login.
+	// Codex sends its own name there (codex_cli_rs); subpool sends its own,
+	// because it never claims to be another client.
+	OpenAIOriginator = "subpool"
+	ChatGPTBaseURL   = "https://chatgpt.com/backend-api/codex"
 
 	// OAuthBeta is the anthropic-beta value the Messages API requires with
 	// an OAuth bearer token.
@@ -74,7 +91,10 @@ type Provider struct {
 	TokenURLs   []string // fallbacks after TokenURL; empty for a configured endpoint
 	ClientID    string
 	RedirectURI string
-	Scope       string
+	// FallbackRedirectURIs are tried in turn when RedirectURI's port is
+	// taken; each must be registered with the provider like RedirectURI.
+	FallbackRedirectURIs []string
+	Scope                string
 	// RefreshScope is sent with a refresh; empty sends none.
 	RefreshScope string
 	// AuthorizeParams are extra query parameters of the authorize URL.
@@ -84,7 +104,8 @@ type Provider struct {
 	APIBaseURL string
 }
 
-// Anthropic is the Claude subscription. tokenURL comes from config
+// Anthropic is the Claude subscription, logged in and refreshed as Claude
+// Code does it. tokenURL comes from config
 // (providers.anthropic.token_url); "" means the default. The fallback list
 // of past endpoints is kept only for the default: an endpoint the user
 // chose is the only one used.
@@ -104,7 +125,8 @@ func Anthropic(tokenURL string) Provider {
 	return p
 }
 
-// OpenAI is the ChatGPT/Codex subscription. tokenURL and chatgptBaseURL
+// OpenAI is the ChatGPT/Codex subscription, logged in and refreshed as
+// Codex does it. tokenURL and chatgptBaseURL
 // come from config (providers.openai.token_url, chatgpt_base_url); ""
 // means the default.
 func OpenAI(tokenURL, chatgptBaseURL string) Provider {
@@ -117,9 +139,14 @@ func OpenAI(tokenURL, chatgptBaseURL string) Provider {
 	return Provider{
 		Name: NameOpenAI, AuthorizeURL: OpenAIAuthorizeURL, TokenURL: tokenURL,
 		ClientID: OpenAIClientID, RedirectURI: OpenAIRedirectURI,
-		Scope: OpenAIScope, RefreshScope: OpenAIRefreshScope,
-		AuthorizeParams: map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true"},
-		APIBaseURL:      chatgptBaseURL,
+		FallbackRedirectURIs: []string{OpenAIFallbackRedirectURI},
+		// Codex refreshes with no scope: the grant keeps the login's.
+		Scope: OpenAIScope,
+		AuthorizeParams: map[string]string{
+			"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true",
+			"originator": OpenAIOriginator,
+		},
+		APIBaseURL: chatgptBaseURL,
 	}
 }
 

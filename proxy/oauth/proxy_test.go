@@ -98,6 +98,12 @@ func (e *proxyEnv) send(path, body string, hdr ...string) answer {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", clientKey)
 	req.Header.Set("anthropic-version", "2023-06-01")
+	// The requests play Claude Code (and Codex), the tools a subscription
+	// serves by default.
+	req.Header.Set("User-Agent", "claude-cli/2.1.197 (external, cli)")
+	if strings.Contains(path, "/responses") || strings.Contains(path, "/chat/") {
+		req.Header.Set("User-Agent", "codex_cli_rs/0.171.0")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -157,8 +163,13 @@ func TestSubscriptionRequestsCarryWhatTheUpstreamNeeds(t *testing.T) {
 	if !ok || key.Path != "/v1/responses" || key.Header.Get("chatgpt-account-id") != "" {
 		t.Fatalf("api key upstream: %+v", key)
 	}
+	// The client's own user-agent passes through; subpool adds no
+	// originator and changes no user-agent to another client's.
+	if ua := recs[0].Header.Get("User-Agent"); ua != "claude-cli/2.1.197 (external, cli)" {
+		t.Fatalf("claude upstream user-agent %q, want the client's own", ua)
+	}
 	for _, r := range recs {
-		if r.Header.Get("originator") != "" || strings.Contains(strings.ToLower(r.Header.Get("User-Agent")), "claude") || strings.Contains(strings.ToLower(r.Header.Get("User-Agent")), "codex") {
+		if r.Header.Get("originator") != "" || (r.Path != "/v1/messages" && strings.Contains(strings.ToLower(r.Header.Get("User-Agent")), "claude")) {
 			t.Fatalf("cloaking headers sent: %v", r.Header)
 		}
 	}

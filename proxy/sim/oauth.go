@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +25,11 @@ import (
 //	GET  /oauth/authorize   PKCE S256 only; answers at once with a 302 to
 //	                        redirect_uri?code=…&state=…, so a test client
 //	                        plays the browser by following one redirect
+//	GET  /cai/oauth/authorize  the same: the path of Claude Code 2.1.197's
+//	                        claude.ai login page (claude.com/cai/…)
 //	POST /v1/oauth/token    Anthropic: JSON body
-//	POST /oauth/token       OpenAI: form or JSON body
+//	POST /oauth/token       OpenAI: form or JSON body; Codex exchanges a
+//	                        code with a form and refreshes with JSON
 //
 // Both token endpoints take grant_type authorization_code (the PKCE
 // verifier is checked) and refresh_token. Refresh tokens rotate on every
@@ -67,6 +72,17 @@ type OAuthStats struct {
 	Scripted  int // refreshes answered by a scripted failure
 }
 
+// RefreshRequest is what a refresh_token grant carried, without its
+// values: the shape a client sends, for tests that check it against the
+// real clients' (Claude Code: JSON with a scope; Codex: JSON
+// {client_id, grant_type, refresh_token} and no scope).
+type RefreshRequest struct {
+	Provider    string
+	ContentType string   // the media type, without parameters
+	Fields      []string // the body's field names, sorted
+	Scope       string   // the scope field, "" when absent
+}
+
 // OAuthTokens is what a login hands a client.
 type OAuthTokens struct {
 	Provider  string // Anthropic or OpenAI
@@ -92,6 +108,7 @@ type OAuthServer struct {
 	access  map[string]*accessToken
 	script  []Step
 	stats   OAuthStats
+	lastRef *RefreshRequest
 
 	srv *http.Server
 	url string
@@ -175,6 +192,19 @@ func (o *OAuthServer) Stats() OAuthStats {
 	return o.stats
 }
 
+// LastRefresh is the shape of the last refresh_token grant received, and
+// false before any.
+func (o *OAuthServer) LastRefresh() (RefreshRequest, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lastRef == nil {
+		return RefreshRequest{}, false
+	}
+	r := *o.lastRef
+	r.Fields = slices.Clone(r.Fields)
+	return r, true
+}
+
 // ScriptRefresh queues answers for the next refresh_token grants, one
 // per grant, before any token is looked at: a Status (429, 5xx) with its
 // Header and Body sent verbatim (a canned OAuth body when Body is empty),
@@ -228,7 +258,7 @@ func (o *OAuthServer) Grant(provider string) OAuthTokens {
 // ServeHTTP answers the OAuth routes and passes everything else on.
 func (o *OAuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case r.URL.Path == "/oauth/authorize" && r.Method == http.MethodGet:
+	case (r.URL.Path == "/oauth/authorize" || r.URL.Path == "/cai/oauth/authorize") && r.Method == http.MethodGet:
 		o.authorize(w, r)
 		return
 	case r.URL.Path == "/v1/oauth/token" && r.Method == http.MethodPost:
@@ -320,16 +350,22 @@ func (o *OAuthServer) token(w http.ResponseWriter, r *http.Request, provider str
 		return
 	}
 	var req tokenRequest
+	var fields []string
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case ct == "application/json":
-		err = json.Unmarshal(body, &req)
+		var m map[string]json.RawMessage
+		if err = json.Unmarshal(body, &m); err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		fields = slices.Sorted(maps.Keys(m))
 	case ct == "application/x-www-form-urlencoded" && provider == OpenAI:
 		var v url.Values
 		v, err = url.ParseQuery(string(body))
 		req = tokenRequest{GrantType: v.Get("grant_type"), Code: v.Get("code"), RedirectURI: v.Get("redirect_uri"),
 			ClientID: v.Get("client_id"), CodeVerifier: v.Get("code_verifier"), RefreshToken: v.Get("refresh_token"),
 			State: v.Get("state"), Scope: v.Get("scope")}
+		fields = slices.Sorted(maps.Keys(v))
 	default:
 		err = errors.New("unsupported content type")
 	}
@@ -341,6 +377,9 @@ func (o *OAuthServer) token(w http.ResponseWriter, r *http.Request, provider str
 	case "authorization_code":
 		o.exchange(w, provider, req)
 	case "refresh_token":
+		o.mu.Lock()
+		o.lastRef = &RefreshRequest{Provider: provider, ContentType: ct, Fields: fields, Scope: req.Scope}
+		o.mu.Unlock()
 		o.refreshGrant(w, provider, req)
 	default:
 		oauthError(w, provider, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
@@ -463,7 +502,7 @@ func (o *OAuthServer) issueLocked(provider, clientID string) OAuthTokens {
 		t.Access = unsignedJWT(obj{
 			"iss": "https://auth.openai.com", "aud": []string{"https://api.openai.com/v1"}, "client_id": clientID,
 			"sub": "user-sim", "iat": now.Unix(), "exp": exp.Unix(), "jti": newID(24),
-			"scp":                            []string{"openid", "profile", "email", "offline_access"},
+			"scp":                            []string{"openid", "profile", "email", "offline_access", "api.connectors.read", "api.connectors.invoke"},
 			"https://api.openai.com/auth":    auth,
 			"https://api.openai.com/profile": obj{"email": o.o.Email, "email_verified": true},
 		})
@@ -502,7 +541,7 @@ func (o *OAuthServer) writeTokens(w http.ResponseWriter, t OAuthTokens) {
 	} else {
 		body = obj{
 			"token_type": "Bearer", "access_token": t.Access, "refresh_token": t.Refresh, "id_token": t.IDToken,
-			"expires_in": secs, "scope": "openid profile email offline_access",
+			"expires_in": secs, "scope": "openid profile email offline_access api.connectors.read api.connectors.invoke",
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
