@@ -71,6 +71,10 @@ type Manager struct {
 	mu    sync.Mutex
 	ents  map[string]*entry
 	srcMu map[string]*sync.Mutex
+
+	// onLockWait, when set (by tests), is told each time a refresh finds
+	// Claude Code's refresh lock held.
+	onLockWait func()
 }
 
 // entry is one credential's login. Guarded by Manager.mu.
@@ -281,6 +285,18 @@ func (m *Manager) fly(e *entry, id string, p Provider, f *flight) {
 	}
 	unlock := m.lockSource(tok.Source)
 	defer unlock()
+	if dir := tok.Source.lockDir(); dir != "" {
+		// Claude Code refreshes under these locks: holding them, subpool
+		// re-reads its file, refreshes and writes back while Claude Code
+		// waits, and the other way round. A refresh that could not have
+		// them would race Claude Code for the single-use refresh token.
+		release, err := claudeLocks(ctx, dir, m.onLockWait, m.o.Logf)
+		if err != nil {
+			f.err = fmt.Errorf("the login of %s is being refreshed by Claude Code, which still holds its lock in %s; will try again (%v)", id, dir, err)
+			return
+		}
+		defer release()
+	}
 	f.tok, f.renewed, f.err = m.renew(ctx, e, id, p, tok, f.force)
 }
 

@@ -32,6 +32,25 @@ type Source struct {
 	Kind     string // SourceClaudeCode or SourceCodex
 	Path     string // the CLI's token file
 	Keychain string // macOS: the keychain item (service name) instead of Path
+	// Dir is Claude Code's secure-storage directory, where it takes its
+	// refresh and write locks (lockfile.go); "" for Codex. Logins imported
+	// before subpool knew it use the token file's directory.
+	Dir string
+}
+
+// lockDir is where Claude Code takes its locks for this login; "" when
+// it takes none (Codex, or a keychain item imported without Dir).
+func (s Source) lockDir() string {
+	if s.Kind != SourceClaudeCode {
+		return ""
+	}
+	if s.Dir != "" {
+		return s.Dir
+	}
+	if s.Path != "" {
+		return filepath.Dir(s.Path)
+	}
+	return ""
 }
 
 // IsZero reports a login that was not imported.
@@ -54,24 +73,51 @@ func (s Source) String() string {
 	return s.Path
 }
 
-// DetectClaudeCode finds Claude Code's login: $CLAUDE_CONFIG_DIR (default
-// ~/.claude)/.credentials.json, or on macOS the keychain item
-// "Claude Code-credentials", which Claude Code prefers there.
+// DetectClaudeCode finds Claude Code's login where Claude Code keeps it:
+// .credentials.json in its secure-storage directory, or on macOS the
+// keychain item "Claude Code-credentials[-<hash>]", which it prefers
+// there. See claudeStorage for the directory.
 func DetectClaudeCode() (Source, error) {
-	dir, custom, err := claudeDir()
+	dir, hashOf, err := claudeStorage()
 	if err != nil {
 		return Source{}, err
 	}
 	file := filepath.Join(dir, ".credentials.json")
-	if svc, ok := detectClaudeKeychain(dir, custom); ok {
-		return Source{Kind: SourceClaudeCode, Keychain: svc}, nil
+	if svc, ok := detectClaudeKeychain(hashOf); ok {
+		return Source{Kind: SourceClaudeCode, Keychain: svc, Dir: dir}, nil
 	}
 	if _, err := os.Stat(file); err != nil {
 		return Source{}, fmt.Errorf("%w: Claude Code has no login in %s; run `claude` and log in there first, or use `subpool login anthropic`", ErrNoLogin, file)
 	}
-	return Source{Kind: SourceClaudeCode, Path: file}, nil
+	return Source{Kind: SourceClaudeCode, Path: file, Dir: dir}, nil
 }
 
+// claudeStorage is where Claude Code 2.1.197 keeps its credentials and
+// takes its locks: $CLAUDE_SECURESTORAGE_CONFIG_DIR when it is set (set but
+// empty means ~/.claude), else $CLAUDE_CONFIG_DIR, else ~/.claude. hashOf
+// is what its macOS keychain service name is suffixed with the hash of:
+// the secure-storage directory when that variable is set and not empty,
+// else a custom CLAUDE_CONFIG_DIR; "" for none.
+func claudeStorage() (dir, hashOf string, err error) {
+	if d, ok := os.LookupEnv("CLAUDE_SECURESTORAGE_CONFIG_DIR"); ok {
+		if d != "" {
+			return d, d, nil
+		}
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", fmt.Errorf("cannot find your home folder: %v", err)
+		}
+		return filepath.Join(home, ".claude"), "", nil
+	}
+	dir, custom, err := claudeDir()
+	if err != nil || !custom {
+		return dir, "", err
+	}
+	return dir, dir, nil
+}
+
+// claudeDir is Claude Code's config directory: $CLAUDE_CONFIG_DIR, else
+// ~/.claude.
 func claudeDir() (dir string, custom bool, err error) {
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		return d, true, nil
@@ -229,10 +275,18 @@ func (s Source) write(t Tokens, expect string) error {
 	if err != nil {
 		return fmt.Errorf("cannot update %s: %v", s, err)
 	}
-	if s.Keychain != "" {
-		return writeKeychain(s.Keychain, out)
+	put := func() error {
+		if s.Keychain != "" {
+			return writeKeychain(s.Keychain, out)
+		}
+		return replaceFile(s.Path, out)
 	}
-	return replaceFile(s.Path, out)
+	if dir := s.lockDir(); dir != "" {
+		// Claude Code writes its credentials under this lock; so does
+		// subpool, so neither replaces what the other just wrote.
+		return claudeStorageLocked(dir, func(string, ...any) {}, put)
+	}
+	return put()
 }
 
 // editJSON sets fields in the object at key (the top level for "") of

@@ -18,9 +18,10 @@ import (
 )
 
 // Claude Code on macOS keeps its login in the login keychain, as a generic
-// password with this service name; a non-default CLAUDE_CONFIG_DIR gets
-// "-" and the first 8 hex digits of the directory's SHA-256 appended
-// (community-observed, protocols.md).
+// password with this service name; with a custom secure-storage directory
+// (CLAUDE_SECURESTORAGE_CONFIG_DIR, or else CLAUDE_CONFIG_DIR) it gets "-"
+// and the first 8 hex digits of the directory's SHA-256 appended (read in
+// Claude Code 2.1.197's bundle; see claudeStorage).
 const (
 	securityTool          = "/usr/bin/security"
 	claudeKeychainService = "Claude Code-credentials"
@@ -30,10 +31,10 @@ const (
 // because macOS may ask the user whether subpool may read the item.
 const keychainTimeout = 2 * time.Minute
 
-func detectClaudeKeychain(dir string, custom bool) (string, bool) {
+func detectClaudeKeychain(hashOf string) (string, bool) {
 	svc := claudeKeychainService
-	if custom {
-		sum := sha256.Sum256([]byte(dir))
+	if hashOf != "" {
+		sum := sha256.Sum256([]byte(hashOf))
 		svc += "-" + hex.EncodeToString(sum[:])[:8]
 	}
 	if _, err := readKeychain(svc); err != nil {

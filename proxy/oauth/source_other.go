@@ -7,7 +7,7 @@ import "errors"
 // Claude Code keeps its login in a keychain item only on macOS; elsewhere
 // it is always the credentials file.
 
-func detectClaudeKeychain(string, bool) (string, bool) { return "", false }
+func detectClaudeKeychain(string) (string, bool) { return "", false }
 
 var errNoKeychain = errors.New("Claude Code keeps its login in the keychain only on macOS")
 

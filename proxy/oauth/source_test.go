@@ -75,7 +75,7 @@ func TestClaudeCodeSource(t *testing.T) {
 	before, _ := os.ReadFile(path)
 
 	src, err := DetectClaudeCode()
-	if err != nil || src != (Source{Kind: SourceClaudeCode, Path: path}) {
+	if err != nil || src != (Source{Kind: SourceClaudeCode, Path: path, Dir: dir}) {
 		t.Fatalf("detect: %+v %v", src, err)
 	}
 	tok, err := src.Read()

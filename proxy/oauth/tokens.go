@@ -39,6 +39,7 @@ const (
 	keySource         = "source"
 	keySourcePath     = "source_path"
 	keySourceKeychain = "source_keychain"
+	keySourceDir      = "source_dir"
 )
 
 // Secret is t as the keychain secret api.AddCredential carries: only the
@@ -63,6 +64,7 @@ func (t Tokens) Secret() map[string]string {
 	set(keySource, t.Source.Kind)
 	set(keySourcePath, t.Source.Path)
 	set(keySourceKeychain, t.Source.Keychain)
+	set(keySourceDir, t.Source.Dir)
 	return m
 }
 
@@ -73,7 +75,7 @@ func FromSecret(m map[string]string) (Tokens, error) {
 	t := Tokens{
 		Access: m[keyAccess], Refresh: m[keyRefresh], IDToken: m[keyIDToken], AccountID: m[keyAccount],
 		Email: m[keyEmail], Plan: m[keyPlan],
-		Source: Source{Kind: m[keySource], Path: m[keySourcePath], Keychain: m[keySourceKeychain]},
+		Source: Source{Kind: m[keySource], Path: m[keySourcePath], Keychain: m[keySourceKeychain], Dir: m[keySourceDir]},
 	}
 	if t.Access == "" && t.Refresh == "" {
 		return Tokens{}, errors.New("the login has neither access_token nor refresh_token")
