@@ -42,6 +42,22 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 
 	for i, m := range in.Messages {
 		field := path("messages", i)
+		if m.Role == "system" {
+			// Claude Code puts system messages mid-conversation for a
+			// model it does not know (beta mid-conversation-system-…); for
+			// the models it knows it sends the same text in a user turn,
+			// and so does this translation: OpenAI's APIs give a late
+			// system message no reliable meaning.
+			texts, err := c.anthropicSystem(m.Content)
+			if err != nil {
+				return nil, fmt.Errorf("translate: %s: %w", field, err)
+			}
+			c.note(field, "a system message inside the conversation is sent as a user message")
+			for _, t := range texts {
+				r.addTurn("user", text(t))
+			}
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			return nil, fmt.Errorf("translate: %s: role %q is not user or assistant", field, m.Role)
 		}

@@ -138,7 +138,7 @@ func TestDropsAndMalformed(t *testing.T) {
 		body string
 	}{
 		{Anthropic, `{"messages":"nope"}`},
-		{Anthropic, `{"model":"c","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`},
+		{Anthropic, `{"model":"c","max_tokens":5,"messages":[{"role":"tool","content":"x"}]}`},
 		{OpenAIChat, `[1,2]`},
 		{OpenAIResponses, `{"input":[{"type":"message","role":"wizard","content":"x"}]}`},
 	} {
@@ -197,5 +197,27 @@ func TestEmptySystemIsNotSent(t *testing.T) {
 	}
 	if _, ok := decodeJSON(t, out)["system"]; ok {
 		t.Errorf("empty system prompt sent: %s", out)
+	}
+}
+
+// Claude Code sends system messages inside the conversation to a model it
+// does not know (an alias of the person's): carried as user text, in
+// place, to both OpenAI wires (issue 24: the translation refused them, and
+// an alias list could not move on to OpenAI).
+func TestMidConversationSystemIsUserText(t *testing.T) {
+	body := `{"model":"pool-best","max_tokens":50,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]},{"role":"system","content":[{"type":"text","text":"<system-reminder>files changed</system-reminder>"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go"}]}]}`
+	for _, to := range []Target{OpenAIChat, OpenAIResponses, ChatGPTCodex} {
+		out, notes, err := RequestWithNotes(Anthropic, to, []byte(body), "gpt-5.1")
+		if err != nil {
+			t.Fatalf("%s: %v", to, err)
+		}
+		s := string(out)
+		res, rem := strings.Index(s, "a.go"), strings.Index(s, "files changed")
+		if res < 0 || rem < 0 || rem < res {
+			t.Errorf("%s: %s: want the tool result, then the reminder as user text", to, out)
+		}
+		if !strings.Contains(strings.Join(notes, "; "), "messages[2]: a system message inside the conversation") {
+			t.Errorf("%s: notes %q", to, notes)
+		}
 	}
 }
