@@ -447,7 +447,7 @@ func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retry
 		rn.class = classRefused
 	}
 	if rn.committed {
-		rn.w.Write(statusEvent(rn.prov.Wire, status, "", msg))
+		rn.w.Write(statusEvent(rn.prov.Wire, status, "", ownWords(msg)))
 		http.NewResponseController(rn.w).Flush()
 		return
 	}

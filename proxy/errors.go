@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -38,8 +39,25 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 		h.Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(status)
-	w.Write(errorBody(wire, status, msg))
+	w.Write(errorBody(wire, status, ownWords(msg)))
 }
+
+// clientRewrites are phrases Claude Code never shows: an error whose text
+// holds one is replaced by Claude Code's own advice about the person's own
+// login ("Not logged in · Please run /login", "Invalid API key · Fix
+// external API key"), which in front of subpool is the wrong advice: the
+// phrase came from an upstream credential subpool holds. Read in Claude
+// Code 2.1.197's bundled code; the replacement keeps the meaning.
+var clientRewrites = strings.NewReplacer(
+	"x-api-key", "API key", "X-Api-Key", "API key",
+	"OAuth token has been revoked", "login token was revoked",
+	"OAuth authentication", "login authentication",
+	"not a valid API key for this workspace", "not a valid key for its workspace",
+	"Credit balance is too low", "credit is too low", "credit balance is too low", "credit is too low",
+)
+
+// ownWords is a message of subpool's own as every client will show it.
+func ownWords(msg string) string { return clientRewrites.Replace(msg) }
 
 func errorBody(wire string, status int, msg string) []byte {
 	var v any

@@ -31,6 +31,11 @@ func TestDeadSoleKeyIsFinal(t *testing.T) {
 		if !strings.Contains(body, "subpool add-key anthropic") || strings.Contains(body, "log in again") {
 			t.Fatalf("request %d: message %s, want it to say to add a new key", i, body)
 		}
+		// Claude Code replaces any error naming x-api-key with advice
+		// about its own key to subpool ("Please run /login").
+		if strings.Contains(strings.ToLower(body), "x-api-key") {
+			t.Fatalf("request %d: message %s names x-api-key, which Claude Code hides", i, body)
+		}
 	}
 	if n := e.up.Calls("key-a"); n != 1 {
 		t.Fatalf("%d upstream calls, want 1: a parked key is not tried again", n)
