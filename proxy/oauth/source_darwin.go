@@ -76,20 +76,16 @@ func readKeychain(service string) ([]byte, error) {
 }
 
 // writeKeychain replaces the item's password, keeping its account (and so
-// the item Claude Code reads). The password goes in on stdin, hex-encoded
-// with -X, so it never shows in a process list or needs quoting.
+// the item Claude Code reads). keychainWriteCmd picks stdin or arguments
+// the way Claude Code does.
 func writeKeychain(service string, data []byte) error {
 	acct, err := keychainAccount(service)
 	if err != nil {
 		return err
 	}
-	line := "add-generic-password -U -a " + quote(acct) + " -s " + quote(service) + " -X " + hex.EncodeToString(data) + "\n"
-	// security -i reads commands of at most 4096 bytes.
-	if len(line) > 4096 {
-		return fmt.Errorf("cannot update the keychain item %q: the login is too large for the security tool", service)
-	}
-	_, errb, err := security([]byte(line), "-i")
-	if err != nil || len(bytes.TrimSpace(errb)) > 0 {
+	stdin, args := keychainWriteCmd(acct, service, data)
+	_, errb, err := security(stdin, args...)
+	if err != nil || (stdin != nil && len(bytes.TrimSpace(errb)) > 0) {
 		return fmt.Errorf("cannot update the keychain item %q: %s", service, firstLine(errb, err))
 	}
 	return nil
@@ -121,11 +117,6 @@ func keychainAccount(service string) (string, error) {
 		return u, nil
 	}
 	return "", errors.New("cannot tell the account of the Claude Code keychain item")
-}
-
-// quote single-quotes s for the security tool's command line.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 func firstLine(errb []byte, err error) string {

@@ -411,3 +411,32 @@ func TestSameLoginInTheSourceIsNotAdopted(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// CLAUDE_SECURESTORAGE_CONFIG_DIR moves Claude Code's credentials (and its
+// locks) away from its config dir; set but empty, it means ~/.claude.
+func TestSecureStorageDirIsHonoured(t *testing.T) {
+	e := newEnv(t, sim.OAuthOptions{})
+	cfgDir, storeDir, home := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", cfgDir)
+	t.Setenv("CLAUDE_SECURESTORAGE_CONFIG_DIR", storeDir)
+	path := writeClaudeFile(t, storeDir, e.oa.Grant(sim.Anthropic))
+	src, err := DetectClaudeCode()
+	if err != nil || src != (Source{Kind: SourceClaudeCode, Path: path, Dir: storeDir}) {
+		t.Fatalf("detect: %+v %v", src, err)
+	}
+	if _, hashOf, _ := claudeStorage(); hashOf != storeDir {
+		t.Fatalf("keychain hash of %q, want the secure-storage dir", hashOf)
+	}
+	t.Setenv("CLAUDE_SECURESTORAGE_CONFIG_DIR", "")
+	dot := filepath.Join(home, ".claude")
+	os.Mkdir(dot, 0o700)
+	path = writeClaudeFile(t, dot, e.oa.Grant(sim.Anthropic))
+	src, err = DetectClaudeCode()
+	if err != nil || src.Path != path || src.Dir != dot {
+		t.Fatalf("empty: %+v %v", src, err)
+	}
+	if _, hashOf, _ := claudeStorage(); hashOf != "" {
+		t.Fatalf("empty: keychain hash of %q, want none", hashOf)
+	}
+}
