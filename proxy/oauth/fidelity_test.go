@@ -1,0 +1,230 @@
+package oauth
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/subpool/subpool/internal/realclients"
+)
+
+// The fidelity test reads the installed, pinned Claude Code and Codex CLI
+// packages (internal/realclients) and fails when a value subpool's logins
+// and refreshes use is no longer in them: the next release that moves an
+// endpoint or a scope fails this test instead of a person's login. When it
+// fails, read the new release's bundle (strings, grep) and change
+// provider.go, lockfile.go and docs/subscriptions.md together.
+func TestLoginValuesAreTheRealClients(t *testing.T) {
+	if _, err := realclients.Dir(); err != nil {
+		t.Fatal(err)
+	}
+	claude := printable(t, claudeCodeBinary(t))
+	codexBin := codexBinary(t)
+	codex := printable(t, codexBin)
+
+	for _, c := range []struct{ what, in, want string }{
+		// Claude Code's OAuth config object and its builders.
+		{"Claude login page", claude, `CLAUDE_AI_AUTHORIZE_URL:"` + AnthropicAuthorizeURL + `"`},
+		{"Claude token URL", claude, `TOKEN_URL:"` + AnthropicTokenURL + `"`},
+		{"Claude client id", claude, `CLIENT_ID:"` + AnthropicClientID + `"`},
+		{"Claude OAuth beta", claude, `"` + OAuthBeta + `"`},
+		{"Claude refresh grant", claude, `grant_type:"refresh_token",refresh_token:`},
+		// The locks lockfile.go takes as Claude Code takes them.
+		{"Claude refresh lock", claude, `"` + claudeRefreshLock + `"`},
+		{"Claude refresh lock stale", claude, `stale:1e4`},
+		{"Claude write lock", claude, `"` + claudeStorageLock + `"`},
+		{"Claude write lock stale", claude, `stale:15000`},
+		{"Claude secure-storage dir", claude, `process.env.CLAUDE_SECURESTORAGE_CONFIG_DIR`},
+		// Codex: the issuer, the paths composed on it, the client id, the
+		// scope and the parameters of its authorize URL.
+		{"Codex issuer", codex, "https://auth.openai.com"},
+		{"Codex authorize path", codex, strings.TrimPrefix(OpenAIAuthorizeURL, "https://auth.openai.com")},
+		{"Codex token URL", codex, OpenAITokenURL},
+		{"Codex client id", codex, OpenAIClientID},
+		{"Codex scope", codex, OpenAIScope},
+		{"Codex authorize parameter", codex, "id_token_add_organizations"},
+		{"Codex authorize parameter", codex, "codex_cli_simplified_flow"},
+		{"Codex authorize parameter", codex, "originator"},
+		{"Codex callback path", codex, "/auth/callback"},
+		{"Codex callback host", codex, "http://localhost:"},
+		{"Codex fallback port", codex, "falling back to the registered fallback port"},
+		{"Codex backend", codex, ChatGPTBaseURL},
+	} {
+		if !strings.Contains(c.in, c.want) {
+			t.Errorf("%s: %q is not in the installed client any more", c.what, c.want)
+		}
+	}
+	for _, s := range strings.Fields(AnthropicScope) {
+		if !strings.Contains(claude, `"`+s+`"`) {
+			t.Errorf("Claude scope %q is not in Claude Code any more", s)
+		}
+	}
+	// Claude Code listens on a port the OS picks: http://localhost:${port}/callback.
+	if !regexp.MustCompile(`\x60http://localhost:\$\{[A-Za-z_$][A-Za-z0-9_$]*\}/callback\x60`).MatchString(claude) {
+		t.Errorf("Claude Code's callback is no longer http://localhost:${port}/callback (AnthropicRedirectURI)")
+	}
+	for _, u := range []string{OpenAIRedirectURI, OpenAIFallbackRedirectURI} {
+		if !strings.HasPrefix(u, "http://localhost:") || !strings.HasSuffix(u, "/auth/callback") {
+			t.Errorf("%s is not Codex's callback shape", u)
+		}
+	}
+	codexPorts(t, codexBin)
+}
+
+// codexPorts checks the two callback ports in Codex's machine code: Rust
+// keeps numbers as immediates, not text. bind_server compares the port it
+// was given with DEFAULT_PORT (cmpw $1455, …) and, falling back, formats
+// FALLBACK_PORT from a u16 constant it loads by address (lea rip+…), a few
+// kilobytes apart in one function. The check reads x86-64 code, the build
+// make test installs on Linux; find the two again with objdump -d near the
+// "registered fallback port" message if a compiler change moves them.
+func codexPorts(t *testing.T, path string) {
+	t.Helper()
+	def, fb := portOf(t, OpenAIRedirectURI), portOf(t, OpenAIFallbackRedirectURI)
+	f, err := elf.Open(path)
+	if err != nil || f.Machine != elf.EM_X86_64 {
+		t.Fatalf("the port check reads the x86-64 Linux Codex binary; %s is not one (%v)", path, err)
+	}
+	defer f.Close()
+	text, ro := f.Section(".text"), f.Section(".rodata")
+	if text == nil || ro == nil {
+		t.Fatalf("%s has no .text or .rodata", path)
+	}
+	code, err := text.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rodata, err := ro.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = 16 << 10
+	found := false
+	for _, at := range cmp16Sites(code, def) {
+		lo, hi := max(0, at-window), min(len(code)-7, at+window)
+		for i := lo; i < hi && !found; i++ {
+			if (code[i] != 0x48 && code[i] != 0x4c) || code[i+1] != 0x8d || code[i+2]&0xc7 != 0x05 {
+				continue
+			}
+			disp := int64(int32(binary.LittleEndian.Uint32(code[i+3:])))
+			target := int64(text.Addr) + int64(i) + 7 + disp
+			off := target - int64(ro.Addr)
+			if off >= 0 && off+2 <= int64(len(rodata)) && binary.LittleEndian.Uint16(rodata[off:]) == fb {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+	}
+	if !found {
+		t.Errorf("Codex's machine code no longer compares the callback port with %d and falls back to %d (OpenAIRedirectURI, OpenAIFallbackRedirectURI)", def, fb)
+	}
+}
+
+// cmp16Sites lists where code compares a 16-bit operand with the
+// immediate v (66 81 /7 iw).
+func cmp16Sites(code []byte, v uint16) []int {
+	var out []int
+	for i := 0; i+4 < len(code); i++ {
+		if code[i] != 0x66 || code[i+1] != 0x81 {
+			continue
+		}
+		m := code[i+2]
+		mod, reg, rm := m>>6, (m>>3)&7, m&7
+		if reg != 7 {
+			continue
+		}
+		n := 3
+		if mod != 3 && rm == 4 {
+			n++ // SIB
+		}
+		switch {
+		case mod == 1:
+			n++
+		case mod == 2, mod == 0 && rm == 5:
+			n += 4
+		}
+		if i+n+2 <= len(code) && binary.LittleEndian.Uint16(code[i+n:]) == v {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func portOf(t *testing.T, u string) uint16 {
+	t.Helper()
+	var p int
+	for _, part := range strings.Split(strings.TrimPrefix(u, "http://localhost:"), "/")[:1] {
+		for _, r := range part {
+			p = p*10 + int(r-'0')
+		}
+	}
+	return uint16(p)
+}
+
+// printable is what `strings` prints of a file: its runs of at least four
+// printable ASCII bytes, one per line. Claude Code's JavaScript sits in its
+// native binary as text; Codex's constants are Rust string literals.
+func printable(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("cannot read the installed client: %v", err)
+	}
+	var out bytes.Buffer
+	out.Grow(len(b) / 4)
+	start := -1
+	for i, c := range b {
+		ok := c >= 0x20 && c < 0x7f || c == '\t'
+		if ok && start < 0 {
+			start = i
+		}
+		if !ok && start >= 0 {
+			if i-start >= 4 {
+				out.Write(b[start:i])
+				out.WriteByte('\n')
+			}
+			start = -1
+		}
+	}
+	if start >= 0 && len(b)-start >= 4 {
+		out.Write(b[start:])
+	}
+	return out.String()
+}
+
+// claudeCodeBinary is the native Claude Code the package's bin runs.
+func claudeCodeBinary(t *testing.T) string {
+	t.Helper()
+	dir, err := realclients.Package("@anthropic-ai/claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "bin", "claude.exe"), filepath.Join(dir, "cli.js")} {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 1<<20 {
+			return p
+		}
+	}
+	t.Fatalf("no Claude Code program (bin/claude.exe or cli.js) in %s; reinstall the real clients (rm -rf the realclients cache)", dir)
+	return ""
+}
+
+// codexBinary is the native Codex of this platform's optional package.
+func codexBinary(t *testing.T) string {
+	t.Helper()
+	d, err := realclients.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := filepath.Glob(filepath.Join(d, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex"))
+	if len(m) == 0 {
+		t.Fatalf("no Codex binary under %s/node_modules/@openai/codex-*/vendor/*/bin; reinstall the real clients", d)
+	}
+	return m[0]
+}
