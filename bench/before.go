@@ -102,11 +102,16 @@ func beforeAfter(p printer, bf *Before, now Prof, nowCPU, nowBare float64) {
 	for _, r := range rows {
 		list = append(list, r)
 	}
+	// The rows come from a map, so ties are broken by name for a report
+	// that -from reproduces byte for byte.
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].before != list[j].before {
 			return list[i].before > list[j].before
 		}
-		return list[i].now > list[j].now
+		if list[i].now != list[j].now {
+			return list[i].now > list[j].now
+		}
+		return list[i].fn < list[j].fn
 	})
 	shown := 0
 	for _, r := range list {

@@ -74,7 +74,9 @@ func servedDetail(p printer, r *Results, o *Overhead) {
 		for n := range names {
 			ns = append(ns, n)
 		}
-		sort.Slice(ns, func(i, j int) bool { return s.Top[ns[i]]+b.Top[ns[i]] > s.Top[ns[j]]+b.Top[ns[j]] })
+		// Names are sorted first so that calls with equal counts keep one order.
+		sort.Strings(ns)
+		sort.SliceStable(ns, func(i, j int) bool { return s.Top[ns[i]]+b.Top[ns[i]] > s.Top[ns[j]]+b.Top[ns[j]] })
 		for _, n := range ns {
 			p("| %s | %.1f | %.1f |\n", n, b.Top[n], s.Top[n])
 		}
