@@ -38,10 +38,6 @@ type core struct {
 	// secret.
 	onRemove func(id string)
 
-	// notes names, in the credential_updated event a pool.Add emits,
-	// which tools a login now serves (tools.go).
-	notes *toolNotes
-
 	mu    sync.Mutex
 	creds []credRecord
 	// subs is [subscriptions] as last loaded: the logins config.toml
@@ -51,8 +47,8 @@ type core struct {
 
 func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store *stateStore, em api.Emitter, logf func(string, ...any)) *core {
 	c := &core{cfg: cfg, clk: clk, keys: keys, store: store, events: em, logf: logf, listen: cfg.Listen, start: clk.Now(),
-		notes: &toolNotes{em: em}, subs: cfg.Subscriptions}
-	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, c.notes)
+		subs: cfg.Subscriptions}
+	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, em)
 	for _, name := range cfg.ProviderNames() {
 		c.pool.SetProvider(name, cfg.Providers[name].LimitScope)
 	}

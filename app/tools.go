@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
@@ -200,14 +199,7 @@ func (c *core) setSubscriptions(s config.Subscriptions) {
 
 // readd gives the pool r's metadata again. When that changes which tools
 // the login serves, the pool's credential_updated event says so.
-func (c *core) readd(r credRecord) {
-	pc := c.poolCred(r)
-	note := api.ReasonOtherToolsOff
-	if pc.OtherTools {
-		note = api.ReasonOtherToolsOn
-	}
-	c.notes.around(r.ID, note, func() { c.pool.Add(pc) })
-}
+func (c *core) readd(r credRecord) { c.pool.Add(c.poolCred(r)) }
 
 // warnUnmatchedSubs names, once per load, an other_tools entry that is no
 // credential's ID or label: most likely a typo, which would leave the
@@ -222,49 +214,6 @@ func (c *core) warnUnmatchedSubs() {
 			c.logf("warning: config.toml [subscriptions] other_tools names %q, which is no credential's ID or label (`subpool list` shows them)", n)
 		}
 	}
-}
-
-// toolNotes is the pool's emitter, passed through, which writes into the
-// credential_updated event pool.Add emits for a login what it now serves
-// (api.ReasonOtherToolsOn/Off). The pool emits before Add returns, on the
-// calling goroutine, and an update with no reason comes only from Add,
-// which only the core calls.
-type toolNotes struct {
-	em api.Emitter
-
-	// one is held across a noted Add, so two notes on one id never mix.
-	one   sync.Mutex
-	mu    sync.Mutex
-	notes map[string]string
-}
-
-func (t *toolNotes) Emit(e api.Event) {
-	if e.Type == api.EventCredentialUpdated && e.Reason == "" {
-		t.mu.Lock()
-		if n, ok := t.notes[e.CredentialID]; ok {
-			e.Reason = n
-			delete(t.notes, e.CredentialID)
-		}
-		t.mu.Unlock()
-	}
-	t.em.Emit(e)
-}
-
-// around runs add with note waiting for its event; an Add that changed
-// nothing emits none, and the note goes unused.
-func (t *toolNotes) around(id, note string, add func()) {
-	t.one.Lock()
-	defer t.one.Unlock()
-	t.mu.Lock()
-	if t.notes == nil {
-		t.notes = map[string]string{}
-	}
-	t.notes[id] = note
-	t.mu.Unlock()
-	add()
-	t.mu.Lock()
-	delete(t.notes, id)
-	t.mu.Unlock()
 }
 
 func (b clientBackend) SetOtherTools(ctx context.Context, id string, on bool) error {

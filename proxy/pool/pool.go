@@ -355,10 +355,18 @@ func (p *Pool) Add(c Credential) {
 			pr.creds = append(pr.creds, old)
 			old.prov = pr
 		}
+		opened := c.OtherTools != old.OtherTools
 		old.Credential = c
 		fx.wake = true // a new provider, or a higher in-flight limit
 		e := event(api.EventCredentialUpdated, old, now)
 		e.State = old.state(now)
+		if opened {
+			// The tray reads what changed from the reason.
+			e.Reason = api.ReasonOtherToolsOff
+			if c.OtherTools {
+				e.Reason = api.ReasonOtherToolsOn
+			}
+		}
 		fx.emit(e)
 	} else {
 		nc := &cred{Credential: c, prov: pr}

@@ -84,3 +84,24 @@ func TestOtherLoginsServeEveryTool(t *testing.T) {
 		t.Fatalf("status %+v: a ChatGPT login has no own tool", s[0])
 	}
 }
+
+// Opening a login to every tool, or keeping it for its own again, is
+// said in the credential_updated event's reason, which the tray reads.
+func TestOpeningALoginSaysSo(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.p.Add(Credential{ID: "max", Provider: "anthropic", Label: "max", Kind: api.KindOAuth})
+	f.rec.take()
+	for _, tc := range []struct {
+		on   bool
+		want string
+	}{{true, api.ReasonOtherToolsOn}, {false, api.ReasonOtherToolsOff}} {
+		f.p.Add(Credential{ID: "max", Provider: "anthropic", Label: "max", Kind: api.KindOAuth, OtherTools: tc.on})
+		if ev := f.rec.take(api.EventCredentialUpdated); len(ev) != 1 || ev[0].Reason != tc.want {
+			t.Fatalf("other_tools %v: events %+v, want one with reason %q", tc.on, ev, tc.want)
+		}
+	}
+	f.p.Add(Credential{ID: "max", Provider: "anthropic", Label: "renamed", Kind: api.KindOAuth})
+	if ev := f.rec.take(api.EventCredentialUpdated); len(ev) != 1 || ev[0].Reason != "" {
+		t.Fatalf("a rename: %+v, want no tools reason", ev)
+	}
+}
