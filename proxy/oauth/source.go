@@ -130,8 +130,9 @@ func claudeDir() (dir string, custom bool, err error) {
 }
 
 // DetectCodex finds Codex CLI's login: $CODEX_HOME/auth.json, default
-// ~/.codex/auth.json. (A Codex set to keep its login in the OS keyring,
-// cli_auth_credentials_store = "keyring", has no file to import.)
+// ~/.codex/auth.json. A Codex set to keep its login in the OS keyring
+// (cli_auth_credentials_store = "keyring", or "auto" where a keyring
+// works) has no file to import; docs/subscriptions.md says what to do.
 func DetectCodex() (Source, error) {
 	dir := os.Getenv("CODEX_HOME")
 	if dir == "" {
@@ -143,7 +144,7 @@ func DetectCodex() (Source, error) {
 	}
 	file := filepath.Join(dir, "auth.json")
 	if _, err := os.Stat(file); err != nil {
-		return Source{}, fmt.Errorf("%w: Codex has no login in %s; run `codex login` first (or set CODEX_HOME), or use `subpool login openai`", ErrNoLogin, file)
+		return Source{}, fmt.Errorf("%w: Codex has no login in %s; run `codex login` first (or set CODEX_HOME); if Codex keeps its login in the OS keyring (cli_auth_credentials_store = keyring or auto), use `subpool login openai`", ErrNoLogin, file)
 	}
 	return Source{Kind: SourceCodex, Path: file}, nil
 }
