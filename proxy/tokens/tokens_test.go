@@ -169,9 +169,11 @@ func TestClientApp(t *testing.T) {
 		"codex_cli_rs/0.46.0 (Mac OS 15.1.0; arm64) iTerm.app/3.5": AppCodex,
 		"codex_exec/0.46.0 (Ubuntu 24.4.0; x86_64)":                AppCodex,
 		"opencode/0.15.8 ai-sdk/provider-utils/3.0.10":             AppOpenCode,
-		"Aider/0.86.1":            AppAider,
-		"Anthropic/Python 0.40.0": AppOther,
-		"":                        AppOther,
+		"Aider/0.86.1": AppAider,
+		"GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64; terminal)":   AppGeminiCLI,
+		"GeminiCLI-vscode/0.61.0/gpt-5-codex (darwin; arm64; ide)": AppGeminiCLI,
+		"Anthropic/Python 0.40.0":                                  AppOther,
+		"":                                                         AppOther,
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36": AppOther,
 	} {
 		if got := ClientApp(ua); got != want {
