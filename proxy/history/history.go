@@ -265,6 +265,9 @@ func (t tee) Emit(e api.Event) {
 		// One time for both, so the ring and the file agree.
 		e.Time = t.db.o.Clock.Now()
 	}
-	t.next.Emit(e)
+	// The row is queued before the event goes out: whoever sees the event
+	// (a test, the tray) and then asks history finds the row there after
+	// a Sync.
 	t.db.Emit(e)
+	t.next.Emit(e)
 }
