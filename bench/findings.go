@@ -8,35 +8,98 @@ import (
 	"github.com/subpool/subpool/bench/goodput"
 )
 
-// The findings explain misses; the analysis behind each (profiles, the
-// simulator's call logs, what-if runs) is summarised in the text, and the
-// numbers are this run's. A finding prints only when one of its targets
-// missed, so a fix that meets its target makes its finding disappear; one
-// that lands without meeting it is told as done, with what is left.
-
-func gr(r *Results, scenario, strategy string) (goodput.Result, bool) {
-	for _, g := range r.Goodput {
-		if g.Scenario == scenario && g.Strategy == strategy {
-			return g, true
-		}
-	}
-	return goodput.Result{}, false
+// findings explain misses, in the order the report prints them. The
+// analysis behind each (profiles, the simulator's call logs, what-if runs)
+// is summarised in the text, and the numbers are this run's. A finding
+// prints only when one of its targets missed, so a fix that meets its
+// target makes its finding disappear; one that lands without meeting it is
+// told as done, with what is left. The texts are named functions because
+// each weaves this run's numbers into its prose.
+var findings = []finding{
+	{
+		title: "429s where the upstream announces no budget (proxy/pool budgets and probes)",
+		ids:   []string{"429-share"},
+		text:  unannouncedBudgets,
+	},
+	{
+		title: "Quota left in a window at its reset (proxy/pool/pick.go `Pick`, `choose`)",
+		ids:   []string{"goodput-steady-5h"},
+		text:  quotaAtReset,
+	},
+	{
+		title: "A pool-wide bare 429: one probe every 2 s while every key cools on a guess (proxy/pool/outage.go `outageProbe`)",
+		ids:   []string{"amplification-outage", "outage-recovery"},
+		text:  outageProbes,
+	},
+	{
+		title: "What each open stream holds (proxy/streaming.go `peek`, `relayEvents`; proxy/sse `Reader`)",
+		ids:   []string{"per-stream"},
+		text:  streamMemory,
+	},
+	{
+		title: "`subpool serve` idle RSS: the file-backed pages of the binary",
+		ids:   []string{"idle-rss"},
+		text:  idleRSS,
+	},
+	{
+		title: "What the served binary adds around the engine (events, history, response headers)",
+		ids:   []string{"added-", "cpu", "sse-ttft", "throughput"},
+		text:  servedFinding,
+	},
+	{
+		title: "What subpool does per request on the CPU (proxy/attempt.go `outboundHeader`, proxy/body.go `inspect`)",
+		ids:   []string{"added-", "throughput", "micro-pick-rewrite", "micro-roundtrip"},
+		text:  cpuPerRequest,
+	},
+	{
+		title: "Time to first token: a stream's preamble is held until its first content, its headers are not (proxy/streaming.go `peek`, `commit`, `deliver`)",
+		ids:   []string{"sse-ttft"},
+		text:  heldPreamble,
+	},
+	{
+		title: "SSE timing differences are within this machine's round-to-round spread",
+		ids:   []string{"sse-gap", "sse-stalls"},
+		text:  sseSpread,
+	},
+	{
+		title: "The floor itself is over 0.5 ms at p99 here",
+		ids:   []string{"added-p99-abs"},
+		text:  floorP99,
+	},
 }
 
-func share429(g goodput.Result) float64 {
-	return 100 * float64(g.Refused429) / math.Max(float64(g.Calls), 1)
+// observations are not targets: the report prints each whose text is not
+// empty, whatever missed.
+var observations = []finding{
+	{
+		title: "Idle RSS is mostly the tray's code mapped into the service",
+		text:  idleRSSMet,
+	},
+	{
+		title: "Time to first byte of a stream: the preamble is held back on purpose, the headers go at once",
+		text:  ttftMet,
+	},
+	{
+		title: "Large requests: the body is read whole and only scanned (proxy/body.go `readBody`, `inspect`)",
+		text:  largeRequests,
+	},
+	{
+		title: "The bare floor drops streams under load; subpool does not",
+		text:  bareDropsStreams,
+	},
+	{
+		title: "Why subpool can come out faster than the bare proxy on small JSON",
+		text:  smallJSON,
+	},
 }
 
-func init() {
-	findings = []finding{
-		{
-			title: "429s where the upstream announces no budget (proxy/pool budgets and probes)",
-			ids:   []string{"429-share"},
-			text: func(r *Results) string {
-				var b strings.Builder
-				a, _ := gr(r, "steady-announced", "subpool")
-				si, _ := gr(r, "steady-silent", "subpool")
-				fmt.Fprintf(&b, `At 1.5× the quota, requests waiting in `+"`run.lease`"+` all wake when a key comes back. Two rules in
+// unannouncedBudgets explains the 429s that remain when an upstream reports
+// no budget, and why subpool does not guess one.
+func unannouncedBudgets(r *Results) string {
+	var b strings.Builder
+	a, _ := gr(r, "steady-announced", "subpool")
+	si, _ := gr(r, "steady-silent", "subpool")
+	fmt.Fprintf(&b, `At 1.5× the quota, requests waiting in `+"`run.lease`"+` all wake when a key comes back. Two rules in
 proxy/pool keep them from storming it: a cooled key returns as one probe (one request in flight until an
 answer's headers say 2xx), and a key whose answers report no requests left (`+"`anthropic-ratelimit-requests-remaining`"+`,
 `+"`x-ratelimit-remaining-requests`"+`, read by `+"`classify.ParseBudget`"+`) is skipped until the reported reset,
@@ -47,15 +110,14 @@ usable again, so none is wasted in the target's sense. Cutting them further woul
 on a guess before the upstream has said anything; the one guess measured here (cooling the provider on bare 429s
 from two keys within 10 s) dropped steady-silent's goodput from 0.96 to 0.77 of the oracle, because keys running
 out of their own windows look exactly the same.`, share429(a), a.Calls, a.Amplification, share429(si), si.Calls, si.Amplification)
-				return b.String()
-			},
-		},
-		{
-			title: "Quota left in a window at its reset (proxy/pool/pick.go `Pick`, `choose`)",
-			ids:   []string{"goodput-steady-5h"},
-			text: func(r *Results) string {
-				s, _ := gr(r, "steady-5h", "subpool")
-				return fmt.Sprintf(`The subscriptions' five-hour windows are at different stages when the run starts (as they are after
+	return b.String()
+}
+
+// quotaAtReset tells how Pick spends the quota that expires first, since a
+// miss means quota left at a window's reset.
+func quotaAtReset(r *Results) string {
+	s, _ := gr(r, "steady-5h", "subpool")
+	return fmt.Sprintf(`The subscriptions' five-hour windows are at different stages when the run starts (as they are after
 yesterday's use). `+"`Pick`"+` spends first the quota that expires first: among the credentials with headroom and a
 known reset, the one whose window resets soonest (resets within 5 minutes count as one, `+"`resetTolerance`"+`), then
 the most headroom, then the least recently used (`+"`choose`"+`); affinity still comes first, so conversations stay on
@@ -66,15 +128,14 @@ is %.3f of the oracle's (which knows every quota), balance %.2f.
 alone, 0.991 with the soonest reset first, 1.000 once credentials never heard from are tried). **Left:** nothing
 proposed: a miss means quota still left in some window at its reset, and counting successes per key and window in
 the simulator's call log, which is how the first cause was found, shows which.`, s.VsOracle, s.Balance)
-			},
-		},
-		{
-			title: "A pool-wide bare 429: one probe every 2 s while every key cools on a guess (proxy/pool/outage.go `outageProbe`)",
-			ids:   []string{"amplification-outage", "outage-recovery"},
-			text: func(r *Results) string {
-				s, _ := gr(r, "outage", "subpool")
-				var b strings.Builder
-				fmt.Fprintf(&b, `Anthropic's profile is credential-scoped, and a 429 with no time in it cannot say "this key" from "this
+}
+
+// outageProbes tells why one probe every 2 s is the trade between
+// amplification and recovery in a pool-wide outage.
+func outageProbes(r *Results) string {
+	s, _ := gr(r, "outage", "subpool")
+	var b strings.Builder
+	fmt.Fprintf(&b, `Anthropic's profile is credential-scoped, and a 429 with no time in it cannot say "this key" from "this
 organisation" or "this IP". The first requests to meet the outage rotate through the 8 keys, and each refused key
 cools on its ladder's first step (30 s), a guess. Once every key of the provider is cooling on guesses alone,
 `+"`Pick`"+` leases one cooling key as a probe at most every 2 s for the whole provider (`+"`outageProbeEvery`"+`; the
@@ -82,11 +143,11 @@ key whose guess ends soonest); the other requests wait for the pool's `+"`Change
 cooldown (a hit on a cooling key does not climb the ladder); one answered 2xx ends the provider's guessed cooldowns.
 For the requests that arrived during the 60 s outage that is %.2f× amplification (%.2f× over the whole 30-minute
 run), and %.0f %% of them are served; the first success comes %.1f s after the outage ended.`, s.OutageAmplification, s.Amplification, 100*s.OutageServed, s.Recovery)
-				if a, ok := gr(r, "outage-announced", "subpool"); ok {
-					fmt.Fprintf(&b, ` Where the 429s carry a retry-after (outage-announced) nothing is guessed: %.2f× during the outage,
+	if a, ok := gr(r, "outage-announced", "subpool"); ok {
+		fmt.Fprintf(&b, ` Where the 429s carry a retry-after (outage-announced) nothing is guessed: %.2f× during the outage,
 first success %.1f s after it.`, a.OutageAmplification, a.Recovery)
-				}
-				b.WriteString(`
+	}
+	b.WriteString(`
 
 **Done:** the provider-level probe this finding proposed, in place of waiting out each key's 30 s and 60 s steps
 (docs/pool.md: first success 32 s after the end with guesses alone, 1.9 s with probes). **Left:** the two targets
@@ -98,18 +159,17 @@ on the way: a shorter ladder (5 s first step) probes more often per key and rais
 egress-wide limit from bare 429s on two keys within 10 s (cooling the provider) cut the outage to 1.17× but dropped
 goodput in steady-silent from 0.96 to 0.77 of the oracle, because keys running out of their own windows look
 exactly the same.`)
-				return b.String()
-			},
-		},
-		{
-			title: "What each open stream holds (proxy/streaming.go `peek`, `relayEvents`; proxy/sse `Reader`)",
-			ids:   []string{"per-stream"},
-			text: func(r *Results) string {
-				o := r.Overhead
-				if o == nil {
-					return ""
-				}
-				return fmt.Sprintf(`subpool reads a stream from its first event to its last with one SSE reader (proxy/sse `+"`NewReader`"+`,
+	return b.String()
+}
+
+// streamMemory tells what a stream holds for its life, so a miss in memory
+// per stream can be told from uncollected garbage.
+func streamMemory(r *Results) string {
+	o := r.Overhead
+	if o == nil {
+		return ""
+	}
+	return fmt.Sprintf(`subpool reads a stream from its first event to its last with one SSE reader (proxy/sse `+"`NewReader`"+`,
 made in `+"`peek`"+` and used on by `+"`relayEvents`"+`): a 4 KiB `+"`bufio.Reader`"+` and the current event's raw bytes,
 data and line, which grow to the largest event of the stream and stay for its life; the held preamble stays with
 the answer until the stream ends. The bare proxy holds one 32 KiB copy buffer from its BufferPool per stream. Both
@@ -123,52 +183,45 @@ served the latency and SSE phases gave 0.1× to 2.5× from one run to the next: 
 phases had grown). `+"`subpool serve`"+` lets its heap grow to five times the live data (GOGC 400 unless set,
 app/cli.go `+"`serveGCPercent`"+`), so garbage not yet collected counts as memory per stream; with `+"`-repeat`"+`,
 compare the runs in the spread table before reading a miss as the streams' own memory.`, kib(o.Memory["subpool"].PerStream), kib(o.Memory["bare"].PerStream))
-			},
-		},
-		{
-			title: "`subpool serve` idle RSS: the file-backed pages of the binary",
-			ids:   []string{"idle-rss"},
-			text: func(r *Results) string {
-				s := r.ServeRSS
-				if s == nil {
-					return ""
-				}
-				bare := int64(0)
-				if r.Overhead != nil {
-					bare = r.Overhead.Memory["bare"].IdleRSS
-				}
-				how := ""
-				if r.Built != nil {
-					how = " (" + r.Built.How + ")"
-				}
-				return fmt.Sprintf(`The measured binary%s idles at %s with two keys and a subscriber: %s anonymous (heap, stacks) and
+}
+
+// idleRSS tells which pages the idle binary maps, since most of them are
+// code the headless build leaves out.
+func idleRSS(r *Results) string {
+	s := r.ServeRSS
+	if s == nil {
+		return ""
+	}
+	bare := int64(0)
+	if r.Overhead != nil {
+		bare = r.Overhead.Memory["bare"].IdleRSS
+	}
+	how := ""
+	if r.Built != nil {
+		how = " (" + r.Built.How + ")"
+	}
+	return fmt.Sprintf(`The measured binary%s idles at %s with two keys and a subscriber: %s anonymous (heap, stacks) and
 %s file-backed, the pages of the binary and of the shared libraries it links that start-up touches. The bare proxy
 (the bench binary, which links the engine but no UI) starts at %s. A tray build links Fyne, cgo, libGL and libX11;
 the issue's 15 MiB is for the headless build (`+"`CGO_ENABLED=0 go build`"+`), which the bench measures as soon as it
 compiles (it tries that build first).`, how, mib(s.Total), mib(s.Anon), mib(s.File), mib(bare))
-			},
-		},
-		{
-			title: "What the served binary adds around the engine (events, history, response headers)",
-			ids:   []string{"added-", "cpu", "sse-ttft", "throughput"},
-			text:  servedFinding,
-		},
-		{
-			title: "What subpool does per request on the CPU (proxy/attempt.go `outboundHeader`, proxy/body.go `inspect`)",
-			ids:   []string{"added-", "throughput", "micro-pick-rewrite", "micro-roundtrip"},
-			text: func(r *Results) string {
-				var b strings.Builder
-				if o := r.Overhead; o != nil && !math.IsNaN(float64(o.CPU["subpool"])) {
-					fmt.Fprintf(&b, `At concurrency 32 this machine's two cores are saturated (load generator, upstream and proxy
+}
+
+// cpuPerRequest tells where the CPU per request goes, since on two saturated
+// cores latency follows it.
+func cpuPerRequest(r *Results) string {
+	var b strings.Builder
+	if o := r.Overhead; o != nil && !math.IsNaN(float64(o.CPU["subpool"])) {
+		fmt.Fprintf(&b, `At concurrency 32 this machine's two cores are saturated (load generator, upstream and proxy
 share them), so latency follows the CPU each request costs: the proxy processes used %.0f µs of CPU per request
 (bare) and %.0f µs (subpool), the upstream %.0f µs, and the load generator its share. `, float64(o.CPU["bare"]), float64(o.CPU["subpool"]), float64(o.UpstreamCPU))
-				}
-				s, bare, rt := microRoundTrip(r.Micro)
-				if rt {
-					fmt.Fprintf(&b, "In memory, without sockets, one small request costs %.1f µs through subpool and %.1f µs through the bare proxy (%.0f vs %.0f allocations). ",
-						float64(s.NsOp)/1000, float64(bare.NsOp)/1000, float64(s.AllocsOp), float64(bare.AllocsOp))
-				}
-				b.WriteString(`The two functions this finding named, at the top of that benchmark's CPU profile, have been rewritten.
+	}
+	s, bare, rt := microRoundTrip(r.Micro)
+	if rt {
+		fmt.Fprintf(&b, "In memory, without sockets, one small request costs %.1f µs through subpool and %.1f µs through the bare proxy (%.0f vs %.0f allocations). ",
+			float64(s.NsOp)/1000, float64(bare.NsOp)/1000, float64(s.AllocsOp), float64(bare.AllocsOp))
+	}
+	b.WriteString(`The two functions this finding named, at the top of that benchmark's CPU profile, have been rewritten.
 ` + "`outboundHeader`" + ` (proxy/attempt.go) builds the upstream request's headers in one pass: a map sized for the
 client's headers and the credential's, each client key copied unless it is in ` + "`dropOutbound`" + ` (a static set of
 canonical names: hop-by-hop headers, the client's own auth, forwarding headers, Accept-Encoding) or starts with
@@ -178,52 +231,46 @@ canonical names: hop-by-hop headers, the client's own auth, forwarding headers, 
 ` + "`stream`" + `, ` + "`prompt_cache_key`" + ` and ` + "`metadata.user_id`" + ` and skips every other value undecoded; for valid
 JSON it answers what ` + "`json.Unmarshal`" + ` did, which proxy/body_test.go checks against that reference and fuzzes
 (` + "`FuzzInspect`" + `).`)
-				if rw, ok := microNamed(r.Micro, "Rewrite"); ok {
-					fmt.Fprintf(&b, " The header build is %.0f ns and %.0f allocations for Claude Code's 19 headers", float64(rw.NsOp), float64(rw.AllocsOp))
-					if oa, ok := microNamed(r.Micro, "RewriteOAuth"); ok {
-						fmt.Fprintf(&b, " (%.0f ns and %.0f with OAuth's bearer and beta merge)", float64(oa.NsOp), float64(oa.AllocsOp))
-					}
-					b.WriteString(".")
-				}
-				if in, ok := microNamed(r.Micro, "Inspect/body=0KiB"); ok {
-					fmt.Fprintf(&b, " `inspect` takes %.0f ns on a small request.", float64(in.NsOp))
-				}
-				if pk, ok := microNamed(r.Micro, "Pick8"); ok && pk.AllocsOp > 0 {
-					fmt.Fprintf(&b, " `Pick` is %.0f ns; its one allocation is the `*Lease` it returns.", float64(pk.NsOp))
-				}
-				b.WriteString(` Profiled live (` + "`go run ./bench -profile`" + ` records each proxy with ` + "`perf`" + ` into
+	if rw, ok := microNamed(r.Micro, "Rewrite"); ok {
+		fmt.Fprintf(&b, " The header build is %.0f ns and %.0f allocations for Claude Code's 19 headers", float64(rw.NsOp), float64(rw.AllocsOp))
+		if oa, ok := microNamed(r.Micro, "RewriteOAuth"); ok {
+			fmt.Fprintf(&b, " (%.0f ns and %.0f with OAuth's bearer and beta merge)", float64(oa.NsOp), float64(oa.AllocsOp))
+		}
+		b.WriteString(".")
+	}
+	if in, ok := microNamed(r.Micro, "Inspect/body=0KiB"); ok {
+		fmt.Fprintf(&b, " `inspect` takes %.0f ns on a small request.", float64(in.NsOp))
+	}
+	if pk, ok := microNamed(r.Micro, "Pick8"); ok && pk.AllocsOp > 0 {
+		fmt.Fprintf(&b, " `Pick` is %.0f ns; its one allocation is the `*Lease` it returns.", float64(pk.NsOp))
+	}
+	b.WriteString(` Profiled live (` + "`go run ./bench -profile`" + ` records each proxy with ` + "`perf`" + ` into
 ` + "`bench/out/{bare,subpool}.perf.data`" + ` at concurrency 32, tabled under Overhead), what subpool adds is spread over the
 work every request needs; the finding on the served binary names it.
 
 **Done:** the one-pass header build this finding proposed, and the scanner for ` + "`inspect`" + `. **Left:** the
 pick-and-rewrite target's 0 allocations: the header build's are the new map itself (one per attempt, handed to the
 transport), ` + "`Pick`" + `'s is its lease.`)
-				if rt {
-					fmt.Fprintf(&b, " The rest of the in-memory gap to the bare proxy (%.0f against %.0f allocations)", float64(s.AllocsOp), float64(bare.AllocsOp))
-				} else {
-					b.WriteString(" The rest of the gap to the bare proxy")
-				}
-				b.WriteString(` is work the product asks for on every request: the client key check, reading the body whole (to
+	if rt {
+		fmt.Fprintf(&b, " The rest of the in-memory gap to the bare proxy (%.0f against %.0f allocations)", float64(s.AllocsOp), float64(bare.AllocsOp))
+	} else {
+		b.WriteString(" The rest of the gap to the bare proxy")
+	}
+	b.WriteString(` is work the product asks for on every request: the client key check, reading the body whole (to
 resend it) and inspecting it, the windows read, the verdict and the policy, token metering and the
 ` + "`request_finished`" + ` event.`)
-				return b.String()
-			},
-		},
-		{
-			title: "Time to first token: a stream's preamble is held until its first content, its headers are not (proxy/streaming.go `peek`, `commit`, `deliver`)",
-			ids:   []string{"sse-ttft"},
-			text:  heldPreamble,
-		},
-		{
-			title: "SSE timing differences are within this machine's round-to-round spread",
-			ids:   []string{"sse-gap", "sse-stalls"},
-			text: func(r *Results) string {
-				o := r.Overhead
-				if o == nil {
-					return ""
-				}
-				var b strings.Builder
-				b.WriteString(`Per event, subpool does a little more than the bare proxy. It reads the stream event by event with
+	return b.String()
+}
+
+// sseSpread sets subpool's per-event work beside the machine's round-to-
+// round spread, which is larger than the targets' margins.
+func sseSpread(r *Results) string {
+	o := r.Overhead
+	if o == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`Per event, subpool does a little more than the bare proxy. It reads the stream event by event with
 the program's one SSE reader (proxy/sse; ` + "`relayEvents`" + ` in proxy/streaming.go), writes each event as it came and
 flushes unless the next event is already in the reader's buffer, so one ` + "`Flush`" + ` per upstream write, as the bare
 proxy has with its one ` + "`Read`" + `, ` + "`Write`" + `, ` + "`Flush`" + ` per write through a 32 KiB buffer (` + "`ReverseProxy`" + ` with
@@ -232,116 +279,117 @@ name; only usage-bearing events are parsed, with gjson) and is checked cheaply f
 name, or ` + "`\"error\"`" + ` in a nameless event's data) before the classifier reads it. Nothing per event touches the
 pool or the hub. (A JSON answer goes through ` + "`copyBody`" + ` with a 16 KiB pooled buffer.) The per-frame delay —
 upstream write to client read, the direct measure of what a hop adds to each chunk — is:`)
-				var parts []string
-				for _, k := range sortedSSE(o) {
-					x := o.SSE[k]
-					parts = append(parts, fmt.Sprintf("%s streams: bare p50 %s / p99 %s, subpool p50 %s / p99 %s", strings.TrimPrefix(k, "n"),
-						us(x["bare"].Delay50), us(x["bare"].Delay99), us(x["subpool"].Delay50), us(x["subpool"].Delay99)))
-				}
-				b.WriteString(" " + strings.Join(parts, "; ") + ".")
-				b.WriteString(" The same arm also moves from round to round by more than the targets' margins (lowest–highest round):")
-				parts = nil
-				for _, k := range sortedSSE(o) {
-					x := o.SSE[k]
-					parts = append(parts, fmt.Sprintf("%s streams: inter-chunk p99 bare %s, subpool %s", strings.TrimPrefix(k, "n"),
-						roundSpread(x["bare"].Gap99Rounds), roundSpread(x["subpool"].Gap99Rounds)))
-				}
-				b.WriteString(" " + strings.Join(parts, "; ") + ".")
-				b.WriteString(twoBareProxies(r))
-				if x, ok := o.SSE["n256"]; ok {
-					fmt.Fprintf(&b, ` At 256 streams the machine is past saturation (about 12,800 events a second through three
+	var parts []string
+	for _, k := range sortedSSE(o) {
+		x := o.SSE[k]
+		parts = append(parts, fmt.Sprintf("%s streams: bare p50 %s / p99 %s, subpool p50 %s / p99 %s", strings.TrimPrefix(k, "n"),
+			us(x["bare"].Delay50), us(x["bare"].Delay99), us(x["subpool"].Delay50), us(x["subpool"].Delay99)))
+	}
+	b.WriteString(" " + strings.Join(parts, "; ") + ".")
+	b.WriteString(" The same arm also moves from round to round by more than the targets' margins (lowest–highest round):")
+	parts = nil
+	for _, k := range sortedSSE(o) {
+		x := o.SSE[k]
+		parts = append(parts, fmt.Sprintf("%s streams: inter-chunk p99 bare %s, subpool %s", strings.TrimPrefix(k, "n"),
+			roundSpread(x["bare"].Gap99Rounds), roundSpread(x["subpool"].Gap99Rounds)))
+	}
+	b.WriteString(" " + strings.Join(parts, "; ") + ".")
+	b.WriteString(twoBareProxies(r))
+	if x, ok := o.SSE["n256"]; ok {
+		fmt.Fprintf(&b, ` At 256 streams the machine is past saturation (about 12,800 events a second through three
 processes on two cores): gaps over 40 ms number %d for subpool, %d for the bare proxy, %d direct.`, x["subpool"].Stalls, x["bare"].Stalls, x["direct"].Stalls)
-				}
-				b.WriteString(` Below that, on a shared 2-core machine a miss smaller than the round-to-round spread is noise,
+	}
+	b.WriteString(` Below that, on a shared 2-core machine a miss smaller than the round-to-round spread is noise,
 not a cost of subpool; run ` + "`go run ./bench -pin`" + ` on a quiet machine to judge it.`)
-				return b.String()
-			},
-		},
-		{
-			title: "The floor itself is over 0.5 ms at p99 here",
-			ids:   []string{"added-p99-abs"},
-			text: func(r *Results) string {
-				a := r.Overhead.Added["c1"]
-				return fmt.Sprintf("§6 asks for an absolute added p99 of 0.5 ms at concurrency 1. On this shared machine the bare proxy adds %s at p99 and subpool %s: a loopback hop through any Go proxy costs that here, so the absolute target says more about the box than about subpool.", us(a.B99), us(a.P99))
-			},
-		},
-	}
+	return b.String()
+}
 
-	observations = []finding{
-		{
-			title: "Idle RSS is mostly the tray's code mapped into the service",
-			text: func(r *Results) string {
-				if r.ServeRSS == nil || r.ServeRSS.Total > 15<<20 {
-					return "" // then it is a finding
-				}
-				for _, f := range findings {
-					if len(f.ids) == 1 && f.ids[0] == "idle-rss" {
-						return fmt.Sprintf("The target is met in this run, with %s to spare. ", mib(15<<20-r.ServeRSS.Total)) + f.text(r)
-					}
-				}
-				return ""
-			},
-		},
-		{
-			title: "Time to first byte of a stream: the preamble is held back on purpose, the headers go at once",
-			text: func(r *Results) string {
-				if r.Overhead == nil || missed(r, "sse-ttft") {
-					return "" // then it is a finding
-				}
-				return "The time-to-first-token targets are met in this run. " + heldPreamble(r)
-			},
-		},
-		{
-			title: "Large requests: the body is read whole and only scanned (proxy/body.go `readBody`, `inspect`)",
-			text: func(r *Results) string {
-				var b strings.Builder
-				if o := r.Overhead; o != nil {
-					a := o.Added["c1-256KiB"]
-					fmt.Fprintf(&b, "With 256 KiB of conversation in the request (a Claude Code session some way in), the added p50 at concurrency 1 is %s for subpool and %s for the bare proxy. ", us(a.P50), us(a.B50))
-				}
-				b.WriteString("`inspect` no longer decodes the conversation: `scanBody` reads the top-level keys in one pass, decodes only `model`, `stream`, `prompt_cache_key` and `metadata.user_id`, and skips every other value without decoding it")
-				for _, m := range r.Micro {
-					if strings.HasPrefix(m.Name, "Inspect/body=2") {
-						fmt.Fprintf(&b, " (`BenchmarkMicroInspect`: %.0f µs and %.0f allocations for a 260 KiB body)", float64(m.NsOp)/1000, float64(m.AllocsOp))
-					}
-				}
-				b.WriteString(". What is left is the read itself, needed because every attempt must be able to resend the body: `readBody` reads it whole before the first attempt")
-				if m, ok := microNamed(r.Micro, "ReadBody"); ok {
-					fmt.Fprintf(&b, " (`BenchmarkMicroReadBody`: %.2f ms, %.0f KiB allocated with the test request itself: one buffer of the length Content-Length gives, where `io.ReadAll` grew one by doubling; a chunked body is still read that way, bounded)", float64(m.NsOp)/1e6, float64(m.BytesOp)/1024)
-				}
-				b.WriteString(", so the upstream gets the body only once the client has sent all of it, where the bare proxy passes it on as it arrives.")
-				return b.String()
-			},
-		},
-		{
-			title: "The bare floor drops streams under load; subpool does not",
-			text: func(r *Results) string {
-				o := r.Overhead
-				if o == nil {
-					return ""
-				}
-				lost, errs, first := 0, 0, ""
-				for _, k := range sortedSSE(o) {
-					b := o.SSE[k]["bare"]
-					lost += b.Expected - b.Frames
-					errs += b.Errors
-					if first == "" {
-						first = b.FirstErr
-					}
-				}
-				if errs == 0 {
-					return ""
-				}
-				return fmt.Sprintf("In this run %d bare-proxy streams broke (%d frames lost; the client saw %q, the proxy logs `ReverseProxy read error during body copy: use of closed network connection`). It is golang/go#40747: `ReverseProxy` streams the client's request body upstream, and when it writes the response headers before the transport has finished with that body, the HTTP/1 server closes the body, the transport's final read of it fails, and the transport tears down the upstream connection under the response it is copying. subpool reads the body before its first attempt (it must, to resend it), so it cannot hit this; it delivered every frame.", errs, lost, first)
-			},
-		},
-		{
-			title: "Why subpool can come out faster than the bare proxy on small JSON",
-			text: func(r *Results) string {
-				return "The bare proxy is configured as the issue asks (FlushInterval −1). `ReverseProxy` then wraps the response in its `maxLatencyWriter`, which flushes the headers from a timer goroutine at once and flushes after every body write, so a small JSON answer leaves it as separate writes; subpool writes a response with a known length without flushing, and the client gets it in one piece. That is why P can be below B at concurrency 1; the ratio targets take the floor as given."
-			},
-		},
+// floorP99 tells that the absolute p99 target measures the loopback hop on
+// this machine more than subpool.
+func floorP99(r *Results) string {
+	a := r.Overhead.Added["c1"]
+	return fmt.Sprintf("§6 asks for an absolute added p99 of 0.5 ms at concurrency 1. On this shared machine the bare proxy adds %s at p99 and subpool %s: a loopback hop through any Go proxy costs that here, so the absolute target says more about the box than about subpool.", us(a.B99), us(a.P99))
+}
+
+// idleRSSMet is the idle-RSS finding told as an observation when its target
+// is met.
+func idleRSSMet(r *Results) string {
+	if r.ServeRSS == nil || r.ServeRSS.Total > 15<<20 {
+		return "" // then it is a finding
 	}
+	return fmt.Sprintf("The target is met in this run, with %s to spare. ", mib(15<<20-r.ServeRSS.Total)) + idleRSS(r)
+}
+
+// ttftMet is the held-preamble finding told as an observation when its
+// targets are met.
+func ttftMet(r *Results) string {
+	if r.Overhead == nil || missed(r, "sse-ttft") {
+		return "" // then it is a finding
+	}
+	return "The time-to-first-token targets are met in this run. " + heldPreamble(r)
+}
+
+// largeRequests tells why a large body costs subpool more than the bare
+// proxy: every attempt must be able to resend it.
+func largeRequests(r *Results) string {
+	var b strings.Builder
+	if o := r.Overhead; o != nil {
+		a := o.Added["c1-256KiB"]
+		fmt.Fprintf(&b, "With 256 KiB of conversation in the request (a Claude Code session some way in), the added p50 at concurrency 1 is %s for subpool and %s for the bare proxy. ", us(a.P50), us(a.B50))
+	}
+	b.WriteString("`inspect` no longer decodes the conversation: `scanBody` reads the top-level keys in one pass, decodes only `model`, `stream`, `prompt_cache_key` and `metadata.user_id`, and skips every other value without decoding it")
+	for _, m := range r.Micro {
+		if strings.HasPrefix(m.Name, "Inspect/body=2") {
+			fmt.Fprintf(&b, " (`BenchmarkMicroInspect`: %.0f µs and %.0f allocations for a 260 KiB body)", float64(m.NsOp)/1000, float64(m.AllocsOp))
+		}
+	}
+	b.WriteString(". What is left is the read itself, needed because every attempt must be able to resend the body: `readBody` reads it whole before the first attempt")
+	if m, ok := microNamed(r.Micro, "ReadBody"); ok {
+		fmt.Fprintf(&b, " (`BenchmarkMicroReadBody`: %.2f ms, %.0f KiB allocated with the test request itself: one buffer of the length Content-Length gives, where `io.ReadAll` grew one by doubling; a chunked body is still read that way, bounded)", float64(m.NsOp)/1e6, float64(m.BytesOp)/1024)
+	}
+	b.WriteString(", so the upstream gets the body only once the client has sent all of it, where the bare proxy passes it on as it arrives.")
+	return b.String()
+}
+
+// bareDropsStreams names the ReverseProxy bug behind the bare proxy's broken
+// streams, so they are not read as load.
+func bareDropsStreams(r *Results) string {
+	o := r.Overhead
+	if o == nil {
+		return ""
+	}
+	lost, errs, first := 0, 0, ""
+	for _, k := range sortedSSE(o) {
+		b := o.SSE[k]["bare"]
+		lost += b.Expected - b.Frames
+		errs += b.Errors
+		if first == "" {
+			first = b.FirstErr
+		}
+	}
+	if errs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("In this run %d bare-proxy streams broke (%d frames lost; the client saw %q, the proxy logs `ReverseProxy read error during body copy: use of closed network connection`). It is golang/go#40747: `ReverseProxy` streams the client's request body upstream, and when it writes the response headers before the transport has finished with that body, the HTTP/1 server closes the body, the transport's final read of it fails, and the transport tears down the upstream connection under the response it is copying. subpool reads the body before its first attempt (it must, to resend it), so it cannot hit this; it delivered every frame.", errs, lost, first)
+}
+
+// smallJSON tells why subpool can beat the floor on small JSON: ReverseProxy
+// flushes each write.
+func smallJSON(r *Results) string {
+	return "The bare proxy is configured as the issue asks (FlushInterval −1). `ReverseProxy` then wraps the response in its `maxLatencyWriter`, which flushes the headers from a timer goroutine at once and flushes after every body write, so a small JSON answer leaves it as separate writes; subpool writes a response with a known length without flushing, and the client gets it in one piece. That is why P can be below B at concurrency 1; the ratio targets take the floor as given."
+}
+
+func gr(r *Results, scenario, strategy string) (goodput.Result, bool) {
+	for _, g := range r.Goodput {
+		if g.Scenario == scenario && g.Strategy == strategy {
+			return g, true
+		}
+	}
+	return goodput.Result{}, false
+}
+
+func share429(g goodput.Result) float64 {
+	return 100 * float64(g.Refused429) / math.Max(float64(g.Calls), 1)
 }
 
 // missed reports whether a target whose id starts with prefix missed in

@@ -336,6 +336,3 @@ func missedWithFindings(r *Results) []finding {
 	}
 	return out
 }
-
-// findings and observations are in findings.go.
-var findings, observations []finding
