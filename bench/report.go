@@ -39,6 +39,31 @@ func f3(v float64) string {
 func report(r *Results) string {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	reportHead(p, r)
+	targetsSection(p, r)
+	if len(r.Micro) > 0 {
+		microSection(p, r)
+	}
+	if o := r.Overhead; o != nil {
+		overheadSection(p, r, o)
+	}
+	if len(r.Repeats) > 0 {
+		spreadTable(p, r)
+	}
+	historySection(p, r.History)
+	if len(r.Goodput) > 0 {
+		goodputSection(p, r)
+	}
+	findingsSection(p, r)
+	for _, n := range r.Notes {
+		p("Note: %s\n\n", n)
+	}
+	p("%s", strings.TrimLeft(method, "\n"))
+	return b.String()
+}
+
+// reportHead is the report's title, how to run the bench, and the machine.
+func reportHead(p printer, r *Results) {
 	m := r.Machine
 	p("# Benchmarks\n\n")
 	p("Written by `make bench` (`go run ./bench`, about %s here); the raw numbers are in\n", r.Duration)
@@ -65,7 +90,11 @@ func report(r *Results) string {
 		p("The servers were not pinned to cores (`go run ./bench -pin` pins them); the box is shared, so every\n")
 		p("overhead target is a ratio or a difference against the bare proxy measured in the same rounds.\n\n")
 	}
+}
 
+// targetsSection tables every target with its goal, what was measured and
+// whether it was met.
+func targetsSection(p printer, r *Results) {
 	p("## Targets\n\n")
 	if bl := r.Built; bl != nil {
 		rev := ""
@@ -105,118 +134,122 @@ func report(r *Results) string {
 		p(" Why each miss happens, what was done about it and what is left: [Findings](#findings).")
 	}
 	p("\n\n")
+}
 
-	if len(r.Micro) > 0 {
-		p("## Micro\n\n`go test -run '^$' -bench '^BenchmarkMicro' -benchmem %s` (median of 5 runs; raw\noutput for benchstat in `bench/out/micro.txt`).\n\n", strings.Join(microPackages, " "))
-		p("| benchmark | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|\n")
-		for _, x := range r.Micro {
-			p("| %s | %s | %.0f | %.0f |\n", microTitle(x.Name), fmt.Sprintf("%.0f", float64(x.NsOp)), float64(x.BytesOp), float64(x.AllocsOp))
-		}
-		p("\n")
+func microSection(p printer, r *Results) {
+	p("## Micro\n\n`go test -run '^$' -bench '^BenchmarkMicro' -benchmem %s` (median of 5 runs; raw\noutput for benchstat in `bench/out/micro.txt`).\n\n", strings.Join(microPackages, " "))
+	p("| benchmark | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|\n")
+	for _, x := range r.Micro {
+		p("| %s | %s | %.0f | %.0f |\n", microTitle(x.Name), fmt.Sprintf("%.0f", float64(x.NsOp)), float64(x.BytesOp), float64(x.AllocsOp))
 	}
+	p("\n")
+}
 
-	if o := r.Overhead; o != nil {
-		p("## Overhead\n\n")
-		p("%d interleaved rounds, arms in random order each round; each number is the median of the rounds' values.", o.Rounds)
-		if len(o.Voided) > 0 {
-			p(" Rounds %v were voided (direct p99 over twice its best round).", o.Voided)
+// overheadSection is the JSON latency table, the CPU per request and the
+// in-process handler's arm, then the tables the other helpers write.
+func overheadSection(p printer, r *Results, o *Overhead) {
+	p("## Overhead\n\n")
+	p("%d interleaved rounds, arms in random order each round; each number is the median of the rounds' values.", o.Rounds)
+	if len(o.Voided) > 0 {
+		p(" Rounds %v were voided (direct p99 over twice its best round).", o.Voided)
+	}
+	if o.Note != "" {
+		p(" Note: %s.", o.Note)
+	}
+	p("\n\n### Small JSON request (µs)\n\n")
+	p("| concurrency | direct p50 | bare p50 | subpool p50 | direct p99 | bare p99 | subpool p99 | B p50 | P p50 | P/B p50 | B p99 | P p99 | P/B p99 |\n")
+	p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, c := range jsonCases {
+		j, a := o.JSON[c], o.Added[c]
+		label := strings.TrimPrefix(c, "c")
+		if c == "c1-256KiB" {
+			label = "1, with 256 KiB of conversation"
 		}
-		if o.Note != "" {
-			p(" Note: %s.", o.Note)
-		}
-		p("\n\n### Small JSON request (µs)\n\n")
-		p("| concurrency | direct p50 | bare p50 | subpool p50 | direct p99 | bare p99 | subpool p99 | B p50 | P p50 | P/B p50 | B p99 | P p99 | P/B p99 |\n")
-		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		p("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %s |\n", label,
+			float64(j["direct"].P50), float64(j["bare"].P50), float64(j["subpool"].P50),
+			float64(j["direct"].P99), float64(j["bare"].P99), float64(j["subpool"].P99),
+			float64(a.B50), float64(a.P50), f2(float64(a.Ratio50)), float64(a.B99), float64(a.P99), f2(float64(a.Ratio99)))
+	}
+	if c := o.CPU; c != nil {
+		p("\nCPU per request at concurrency 32 (from /proc/PID/stat): bare proxy %.0f µs, subpool %.0f µs; the upstream %.0f µs.\n",
+			float64(c["bare"]), float64(c["subpool"]), float64(o.UpstreamCPU))
+	}
+	if h := o.Handler; h != nil {
+		p("\n**Micro arm, not what users run:** the in-process handler (`proxy.New` with a pool of %d keys, the classifier\n", benchCredCount)
+		p("and a hub with one drained subscriber, in a bench child; no admin API, state file or CLI-made home) ran in the\n")
+		p("same JSON rounds. Added over direct (µs): ")
+		var parts []string
 		for _, c := range jsonCases {
-			j, a := o.JSON[c], o.Added[c]
-			label := strings.TrimPrefix(c, "c")
-			if c == "c1-256KiB" {
-				label = "1, with 256 KiB of conversation"
-			}
-			p("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %s |\n", label,
-				float64(j["direct"].P50), float64(j["bare"].P50), float64(j["subpool"].P50),
-				float64(j["direct"].P99), float64(j["bare"].P99), float64(j["subpool"].P99),
-				float64(a.B50), float64(a.P50), f2(float64(a.Ratio50)), float64(a.B99), float64(a.P99), f2(float64(a.Ratio99)))
+			a := o.HandlerAdded[c]
+			parts = append(parts, fmt.Sprintf("%s p50 %.0f / p99 %.0f", c, float64(a.P50), float64(a.P99)))
 		}
-		if c := o.CPU; c != nil {
-			p("\nCPU per request at concurrency 32 (from /proc/PID/stat): bare proxy %.0f µs, subpool %.0f µs; the upstream %.0f µs.\n",
-				float64(c["bare"]), float64(c["subpool"]), float64(o.UpstreamCPU))
-		}
-		if h := o.Handler; h != nil {
-			p("\n**Micro arm, not what users run:** the in-process handler (`proxy.New` with a pool of %d keys, the classifier\n", benchCredCount)
-			p("and a hub with one drained subscriber, in a bench child; no admin API, state file or CLI-made home) ran in the\n")
-			p("same JSON rounds. Added over direct (µs): ")
-			var parts []string
-			for _, c := range jsonCases {
-				a := o.HandlerAdded[c]
-				parts = append(parts, fmt.Sprintf("%s p50 %.0f / p99 %.0f", c, float64(a.P50), float64(a.P99)))
-			}
-			p("%s; CPU per request at concurrency 32: %.0f µs. The served binary's figures minus these are what the\nbinary adds around the engine.\n", strings.Join(parts, ", "), float64(o.HandlerCPU))
-		}
-		if o.Throughput != nil {
-			throughputTable(p, o)
-		}
-		sseAndMemory(p, o)
-		servedDetail(p, r, o)
+		p("%s; CPU per request at concurrency 32: %.0f µs. The served binary's figures minus these are what the\nbinary adds around the engine.\n", strings.Join(parts, ", "), float64(o.HandlerCPU))
 	}
-	if len(r.Repeats) > 0 {
-		spreadTable(p, r)
+	if o.Throughput != nil {
+		throughputTable(p, o)
 	}
-	historySection(p, r.History)
-	if len(r.Goodput) > 0 {
-		p("## Goodput\n\n")
-		p("Virtual clock, no HTTP: `bench/goodput` plays each scenario's arrivals against each strategy with its own\n")
-		p("fresh simulated upstream. Goodput = share of client requests served; amplification = upstream calls ÷ client\n")
-		p("requests; wasted = calls into a cooldown the upstream had announced; balance = max/min successes per live key;\n")
-		p("times are from arrival to the last byte of served requests (virtual seconds).\n\n")
-		for _, st := range goodput.Strategies() {
-			p("- **%s**: %s\n", st.Name, st.Title)
+	sseAndMemory(p, o)
+	servedDetail(p, r, o)
+}
+
+// goodputSection describes the strategies and tables each scenario.
+func goodputSection(p printer, r *Results) {
+	p("## Goodput\n\n")
+	p("Virtual clock, no HTTP: `bench/goodput` plays each scenario's arrivals against each strategy with its own\n")
+	p("fresh simulated upstream. Goodput = share of client requests served; amplification = upstream calls ÷ client\n")
+	p("requests; wasted = calls into a cooldown the upstream had announced; balance = max/min successes per live key;\n")
+	p("times are from arrival to the last byte of served requests (virtual seconds).\n\n")
+	for _, st := range goodput.Strategies() {
+		p("- **%s**: %s\n", st.Name, st.Title)
+	}
+	p("\n")
+	if prs := goodput.Proposals(); len(prs) > 0 {
+		p("Rows in italics are *what if*: subpool with a change the findings propose, played on the same real pool and\n")
+		p("classifier to measure it before it is written; no target is judged on them.\n\n")
+		for _, pr := range prs {
+			p("- *%s*: %s\n", pr.Name, pr.Title)
 		}
 		p("\n")
-		if prs := goodput.Proposals(); len(prs) > 0 {
-			p("Rows in italics are *what if*: subpool with a change the findings propose, played on the same real pool and\n")
-			p("classifier to measure it before it is written; no target is judged on them.\n\n")
-			for _, pr := range prs {
-				p("- *%s*: %s\n", pr.Name, pr.Title)
-			}
-			p("\n")
-		}
-		by := map[string][]goodput.Result{}
-		for _, g := range r.Goodput {
-			by[g.Scenario] = append(by[g.Scenario], g)
-		}
-		for _, sc := range goodput.Scenarios(1) {
-			rs := by[sc.Name]
-			if len(rs) == 0 {
-				continue
-			}
-			p("### %s\n\n%s. %d requests.\n\n", sc.Name, sc.Title, rs[0].Requests)
-			outage := len(sc.Outages) > 0
-			p("| strategy | goodput | vs oracle | calls | amplification | wasted | 429 | 529 | 401 | balance | p50 s | p99 s |")
-			if outage {
-				p(" outage: amplification | served | p99 s | recovery s |")
-			}
-			p("\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-			if outage {
-				p("--:|--:|--:|--:|")
-			}
-			p("\n")
-			for _, g := range rs {
-				name := g.Strategy
-				if g.WhatIf {
-					name = "*" + name + "*"
-				}
-				p("| %s | %s | %s | %d | %s | %d | %d | %d | %d | %s | %s | %s |", name, f3(g.Goodput), f3(g.VsOracle),
-					g.Calls, f2(g.Amplification), g.Wasted, g.Refused429, g.Refused529, g.Refused401, f2(g.Balance), f1(g.P50), f1(g.P99))
-				if outage {
-					p(" %s | %s | %s | %s |", f2(g.OutageAmplification), f3(g.OutageServed), f1(g.OutageP99), f1(g.Recovery))
-				}
-				p("\n")
-			}
-			p("\n")
-		}
 	}
+	by := map[string][]goodput.Result{}
+	for _, g := range r.Goodput {
+		by[g.Scenario] = append(by[g.Scenario], g)
+	}
+	for _, sc := range goodput.Scenarios(1) {
+		rs := by[sc.Name]
+		if len(rs) == 0 {
+			continue
+		}
+		p("### %s\n\n%s. %d requests.\n\n", sc.Name, sc.Title, rs[0].Requests)
+		outage := len(sc.Outages) > 0
+		p("| strategy | goodput | vs oracle | calls | amplification | wasted | 429 | 529 | 401 | balance | p50 s | p99 s |")
+		if outage {
+			p(" outage: amplification | served | p99 s | recovery s |")
+		}
+		p("\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		if outage {
+			p("--:|--:|--:|--:|")
+		}
+		p("\n")
+		for _, g := range rs {
+			name := g.Strategy
+			if g.WhatIf {
+				name = "*" + name + "*"
+			}
+			p("| %s | %s | %s | %d | %s | %d | %d | %d | %d | %s | %s | %s |", name, f3(g.Goodput), f3(g.VsOracle),
+				g.Calls, f2(g.Amplification), g.Wasted, g.Refused429, g.Refused529, g.Refused401, f2(g.Balance), f1(g.P50), f1(g.P99))
+			if outage {
+				p(" %s | %s | %s | %s |", f2(g.OutageAmplification), f3(g.OutageServed), f1(g.OutageP99), f1(g.Recovery))
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+}
 
+// findingsSection prints the findings that explain this run's misses, then
+// the observations whose text is not empty.
+func findingsSection(p printer, r *Results) {
 	if missed := missedWithFindings(r); len(missed) > 0 {
 		p("## Findings\n\n")
 		p("Each missed target: the code responsible, what was done about it and what is left or proposed (the bench\n")
@@ -233,11 +266,6 @@ func report(r *Results) string {
 			}
 		}
 	}
-	for _, n := range r.Notes {
-		p("Note: %s\n\n", n)
-	}
-	p("%s", strings.TrimLeft(method, "\n"))
-	return b.String()
 }
 
 func microTitle(name string) string {
