@@ -55,118 +55,136 @@ func kib(b int64) string { return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10)) }
 
 func judge(r *Results) []Target {
 	var ts []Target
-	add := func(t Target) { ts = append(ts, t) }
-
 	if r.Overhead != nil {
-		runs := [][]Target{judgeOverhead(r.Overhead)}
-		for _, o := range r.Repeats {
-			runs = append(runs, judgeOverhead(o))
-		}
-		all := append([]*Overhead{r.Overhead}, r.Repeats...)
-		pooled := map[string]Target{}
-		jsonRounds, sseRounds := 0, 0
-		if len(all) > 1 {
-			var po *Overhead
-			po, jsonRounds, sseRounds = pooledOverhead(all)
-			for _, t := range judgeOverhead(po) {
-				pooled[t.ID] = t
-			}
-		}
-		for _, t := range aggregate(runs) {
-			if p, ok := pooled[t.ID]; ok && pooledID(t.ID) {
-				// Judged on the rounds pooled; Runs keeps each run's value.
-				n := jsonRounds
-				if strings.HasPrefix(t.ID, "sse-") {
-					n = sseRounds
-				}
-				t.Value, t.Met = p.Value, p.Met
-				t.Measured = fmt.Sprintf("%s, %d rounds of %d runs pooled", p.Measured, n, len(all))
-			}
-			if countedID(t.ID) && len(t.Runs) > 1 {
-				// A count must hold in every run: judged on the worst.
-				for _, run := range runs {
-					for _, w := range run {
-						if w.ID == t.ID && w.Value >= t.Value {
-							t.Value, t.Measured = w.Value, w.Measured
-						}
-					}
-				}
-				t.Measured += fmt.Sprintf(", the worst of %d runs", len(t.Runs))
-				t.Met = t.meets(float64(t.Value))
-			}
-			add(t)
+		ts = append(ts, judgeRuns(r.Overhead, r.Repeats)...)
+	}
+	ts = append(ts, judgeMicro(r.Micro)...)
+	ts = append(ts, judgeHistory(r.History)...)
+	return append(ts, judgeGoodput(r.Goodput)...)
+}
+
+// judgeRuns judges the overhead targets over every run of the phase: the
+// latencies on the rounds of all runs pooled, the counts on the worst run,
+// each other target on the median of the runs.
+func judgeRuns(first *Overhead, repeats []*Overhead) []Target {
+	var ts []Target
+	add := func(t Target) { ts = append(ts, t) }
+	runs := [][]Target{judgeOverhead(first)}
+	for _, o := range repeats {
+		runs = append(runs, judgeOverhead(o))
+	}
+	all := append([]*Overhead{first}, repeats...)
+	pooled := map[string]Target{}
+	jsonRounds, sseRounds := 0, 0
+	if len(all) > 1 {
+		var po *Overhead
+		po, jsonRounds, sseRounds = pooledOverhead(all)
+		for _, t := range judgeOverhead(po) {
+			pooled[t.ID] = t
 		}
 	}
-	if pk, rw, ok := microPair(r.Micro); ok {
+	for _, t := range aggregate(runs) {
+		if p, ok := pooled[t.ID]; ok && pooledID(t.ID) {
+			// Judged on the rounds pooled; Runs keeps each run's value.
+			n := jsonRounds
+			if strings.HasPrefix(t.ID, "sse-") {
+				n = sseRounds
+			}
+			t.Value, t.Met = p.Value, p.Met
+			t.Measured = fmt.Sprintf("%s, %d rounds of %d runs pooled", p.Measured, n, len(all))
+		}
+		if countedID(t.ID) && len(t.Runs) > 1 {
+			// A count must hold in every run: judged on the worst.
+			for _, run := range runs {
+				for _, w := range run {
+					if w.ID == t.ID && w.Value >= t.Value {
+						t.Value, t.Measured = w.Value, w.Measured
+					}
+				}
+			}
+			t.Measured += fmt.Sprintf(", the worst of %d runs", len(t.Runs))
+			t.Met = t.meets(float64(t.Value))
+		}
+		add(t)
+	}
+	return ts
+}
+
+func judgeMicro(ms []Micro) []Target {
+	var ts []Target
+	add := func(t Target) { ts = append(ts, t) }
+	if pk, rw, ok := microPair(ms); ok {
 		ns, allocs := float64(pk.NsOp+rw.NsOp), float64(pk.AllocsOp+rw.AllocsOp)
 		add(Target{ID: "micro-pick-rewrite", Group: "micro", Source: "§6",
 			What: "pick a credential among 8 + rewrite the request headers", Goal: "≤ 1 µs, 0 allocs",
 			Measured: fmt.Sprintf("%.0f ns + %.0f ns, %.0f + %.0f allocs", float64(pk.NsOp), float64(rw.NsOp), float64(pk.AllocsOp), float64(rw.AllocsOp)),
 			Met:      ns <= 1000 && allocs == 0})
 	}
-	if s, b, ok := microRoundTrip(r.Micro); ok {
+	if s, b, ok := microRoundTrip(ms); ok {
 		add(Target{ID: "micro-roundtrip", Group: "micro", Source: "§6",
 			What: "whole request in memory vs bare ReverseProxy", Goal: "≤ 1.2 × bare ns/op",
 			Measured: fmt.Sprintf("%.1f µs vs %.1f µs → %.2f×", float64(s.NsOp)/1000, float64(b.NsOp)/1000, ratio(float64(s.NsOp), float64(b.NsOp))),
 			Met:      ratio(float64(s.NsOp), float64(b.NsOp)) <= 1.2})
 	}
+	return ts
+}
 
-	for _, t := range judgeHistory(r.History) {
-		add(t)
-	}
-
+func judgeGoodput(gs []goodput.Result) []Target {
+	var ts []Target
+	add := func(t Target) { ts = append(ts, t) }
 	gp := map[string]map[string]goodput.Result{}
-	for _, g := range r.Goodput {
+	for _, g := range gs {
 		if gp[g.Scenario] == nil {
 			gp[g.Scenario] = map[string]goodput.Result{}
 		}
 		gp[g.Scenario][g.Strategy] = g
 	}
-	if len(gp) > 0 {
-		wasted, where := 0, []string{}
-		for _, sc := range goodput.Scenarios(1) {
-			if s, ok := gp[sc.Name]["subpool"]; ok && sc.Announce {
-				wasted += s.Wasted
-				if s.Wasted > 0 {
-					where = append(where, fmt.Sprintf("%s %d", sc.Name, s.Wasted))
-				}
+	if len(gp) == 0 {
+		return nil
+	}
+	wasted, where := 0, []string{}
+	for _, sc := range goodput.Scenarios(1) {
+		if s, ok := gp[sc.Name]["subpool"]; ok && sc.Announce {
+			wasted += s.Wasted
+			if s.Wasted > 0 {
+				where = append(where, fmt.Sprintf("%s %d", sc.Name, s.Wasted))
 			}
 		}
-		m := fmt.Sprintf("%d", wasted)
-		if len(where) > 0 {
-			m += " (" + strings.Join(where, ", ") + ")"
+	}
+	m := fmt.Sprintf("%d", wasted)
+	if len(where) > 0 {
+		m += " (" + strings.Join(where, ", ") + ")"
+	}
+	add(Target{ID: "wasted", Group: "goodput", Source: "brief",
+		What: "wasted calls (into an announced cooldown), every scenario that announces resets",
+		Goal: "0", Measured: m, Met: wasted == 0})
+	if s, ok := gp["outage"]["subpool"]; ok {
+		add(Target{ID: "amplification-outage", Group: "goodput", Source: "brief",
+			What:     "load amplification, 60 s pool-wide bare 429, requests arriving during it",
+			Goal:     "≤ 1.1×",
+			Measured: fmt.Sprintf("%.2f× (whole 30 min run %.2f×)", s.OutageAmplification, s.Amplification),
+			Met:      s.OutageAmplification <= 1.1})
+		add(Target{ID: "outage-recovery", Group: "goodput", Source: "§6",
+			What: "pool-wide 429 for W s: first success after it ends", Goal: "≤ 1 s",
+			Measured: fmt.Sprintf("%.1f s", s.Recovery), Met: s.Recovery <= 1})
+	}
+	for _, name := range []string{"steady-announced", "steady-silent", "steady-5h"} {
+		s, ok := gp[name]["subpool"]
+		if !ok {
+			continue
 		}
-		add(Target{ID: "wasted", Group: "goodput", Source: "brief",
-			What: "wasted calls (into an announced cooldown), every scenario that announces resets",
-			Goal: "0", Measured: m, Met: wasted == 0})
-		if s, ok := gp["outage"]["subpool"]; ok {
-			add(Target{ID: "amplification-outage", Group: "goodput", Source: "brief",
-				What:     "load amplification, 60 s pool-wide bare 429, requests arriving during it",
-				Goal:     "≤ 1.1×",
-				Measured: fmt.Sprintf("%.2f× (whole 30 min run %.2f×)", s.OutageAmplification, s.Amplification),
-				Met:      s.OutageAmplification <= 1.1})
-			add(Target{ID: "outage-recovery", Group: "goodput", Source: "§6",
-				What: "pool-wide 429 for W s: first success after it ends", Goal: "≤ 1 s",
-				Measured: fmt.Sprintf("%.1f s", s.Recovery), Met: s.Recovery <= 1})
-		}
-		for _, name := range []string{"steady-announced", "steady-silent", "steady-5h"} {
-			s, ok := gp[name]["subpool"]
-			if !ok {
-				continue
-			}
-			add(Target{ID: "goodput-" + name, Group: "goodput", Source: "brief",
-				What: "goodput at 1.5× load vs the oracle, " + name, Goal: "≥ 0.95",
-				Measured: fmt.Sprintf("%.3f (%.3f vs %.3f)", s.VsOracle, s.Goodput, gp[name]["oracle"].Goodput),
-				Met:      s.VsOracle >= 0.95})
-			add(Target{ID: "balance-" + name, Group: "goodput", Source: "brief",
-				What: "per-credential balance (max/min successes), " + name, Goal: "≤ 1.2",
-				Measured: fmt.Sprintf("%.2f", s.Balance), Met: s.Balance <= 1.2})
-			share := float64(s.Refused429) / float64(max(s.Calls, 1))
-			add(Target{ID: "429-share-" + name, Group: "goodput", Source: "§6",
-				What: "upstream 429s as a share of attempts at 1.5× load, " + name, Goal: "≤ 5 %",
-				Measured: fmt.Sprintf("%.1f %% (%d of %d; amplification %.2f×)", 100*share, s.Refused429, s.Calls, s.Amplification),
-				Met:      share <= 0.05})
-		}
+		add(Target{ID: "goodput-" + name, Group: "goodput", Source: "brief",
+			What: "goodput at 1.5× load vs the oracle, " + name, Goal: "≥ 0.95",
+			Measured: fmt.Sprintf("%.3f (%.3f vs %.3f)", s.VsOracle, s.Goodput, gp[name]["oracle"].Goodput),
+			Met:      s.VsOracle >= 0.95})
+		add(Target{ID: "balance-" + name, Group: "goodput", Source: "brief",
+			What: "per-credential balance (max/min successes), " + name, Goal: "≤ 1.2",
+			Measured: fmt.Sprintf("%.2f", s.Balance), Met: s.Balance <= 1.2})
+		share := float64(s.Refused429) / float64(max(s.Calls, 1))
+		add(Target{ID: "429-share-" + name, Group: "goodput", Source: "§6",
+			What: "upstream 429s as a share of attempts at 1.5× load, " + name, Goal: "≤ 5 %",
+			Measured: fmt.Sprintf("%.1f %% (%d of %d; amplification %.2f×)", 100*share, s.Refused429, s.Calls, s.Amplification),
+			Met:      share <= 0.05})
 	}
 	return ts
 }
