@@ -290,6 +290,26 @@ func (s *armSet) stop() {
 	}
 }
 
+// overheadRun is one run of the overhead phase: the arms it measures, the
+// outcome it fills in, and the random order its rounds take the arms in.
+type overheadRun struct {
+	cfg  overheadConfig
+	arms *armSet
+	o    *Overhead
+	rng  *rand.Rand
+	logf func(string, ...any)
+}
+
+// shuffle gives the arms in a fresh random order, so that load from
+// elsewhere on the machine does not fall on one arm more than the others.
+func (x *overheadRun) shuffle(as []*arm) []*arm {
+	out := make([]*arm, len(as))
+	for i, j := range x.rng.Perm(len(as)) {
+		out[i] = as[j]
+	}
+	return out
+}
+
 func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, error) {
 	arms, err := startArms(cfg)
 	if err != nil {
@@ -307,15 +327,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	if idle, err := rssOf(arms.served.pid()); err == nil {
 		o.ServedIdle = &idle
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	shuffle := func(as []*arm) []*arm {
-		out := make([]*arm, len(as))
-		for i, j := range rng.Perm(len(as)) {
-			out[i] = as[j]
-		}
-		return out
-	}
-	order := func() []*arm { return shuffle(arms.all) }
+	x := &overheadRun{cfg: cfg, arms: arms, o: o, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)), logf: logf}
 	// Every arm must answer before anything is timed.
 	for _, a := range arms.json {
 		if r := a.closedLoop(8, 200, 0); r.errors > 0 {
@@ -324,10 +336,30 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	}
 	defer func() { o.Events, o.Requests = arms.served.events.Load(), arms.subpol.sent.Load() }()
 
-	// JSON latency, interleaved rounds. Each round is cut into slices and
-	// every slice runs every arm (in a fresh random order), so a burst of
-	// load from elsewhere on the machine lands on all arms alike.
-	type roundJSON map[string]map[string][2]float64 // case → arm → p50, p99
+	rounds, cpu, err := x.jsonRounds()
+	if err != nil {
+		return nil, err
+	}
+	x.cpuPerRequest(cpu)
+	x.jsonMedians(rounds)
+	x.profile()
+	x.strace()
+	x.throughput()
+	x.sse()
+	if err := x.memory(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// roundJSON is one round's JSON latency: case → arm → p50, p99.
+type roundJSON map[string]map[string][2]float64
+
+// jsonRounds measures JSON latency in interleaved rounds. Each round is cut
+// into slices and every slice runs every arm (in a fresh random order), so
+// a burst of load from elsewhere on the machine lands on all arms alike.
+func (x *overheadRun) jsonRounds() ([]roundJSON, map[string]*cpuUse, error) {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	var rounds []roundJSON
 	cpu := map[string]*cpuUse{}
 	for _, a := range arms.json {
@@ -340,7 +372,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			lat[c] = map[string][]time.Duration{}
 		}
 		for range slices {
-			for _, a := range shuffle(arms.json) {
+			for _, a := range x.shuffle(arms.json) {
 				a.closedLoop(8, 40, 0) // warm connections
 				c1 := a.closedLoop(1, cfg.C1Requests/slices, 0)
 				t0 := cpuOf(arms, a)
@@ -348,7 +380,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 				cpu[a.name].add(cpuOf(arms, a)-t0, len(c32.lat))
 				big := a.withBody(bigBody).closedLoop(1, cfg.C1Requests/4/slices, 0)
 				if n := c1.errors + c32.errors + big.errors; n > 0 {
-					return nil, fmt.Errorf("%s: %d errors (%v)", a.name, n, firstErr(c1, c32, big))
+					return nil, nil, fmt.Errorf("%s: %d errors (%v)", a.name, n, firstErr(c1, c32, big))
 				}
 				lat["c1"][a.name] = append(lat["c1"][a.name], c1.lat...)
 				lat["c32"][a.name] = append(lat["c32"][a.name], c32.lat...)
@@ -373,6 +405,13 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			}
 		}
 	}
+	return rounds, cpu, nil
+}
+
+// cpuPerRequest keeps each arm's CPU per request over the concurrency-32
+// loops; the direct arm's is the upstream's alone.
+func (x *overheadRun) cpuPerRequest(cpu map[string]*cpuUse) {
+	o := x.o
 	o.CPU = map[string]num{}
 	for name, u := range cpu {
 		if name == "handler" {
@@ -382,8 +421,12 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		o.CPU[name] = num(u.perRequest())
 	}
 	o.UpstreamCPU = num(cpu["direct"].perRequest())
+}
 
-	// Void rounds where the machine was plainly busier than at best.
+// jsonMedians takes each arm's median over the rounds kept, after voiding
+// the rounds in which the machine was plainly busier than at its best.
+func (x *overheadRun) jsonMedians(rounds []roundJSON) {
+	arms, o := x.arms, x.o
 	floor := math.Inf(1)
 	for _, rj := range rounds {
 		floor = min(floor, rj["c1"]["direct"][1])
@@ -429,7 +472,11 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			o.HandlerAdded[c] = Pcts{num(float64(h.P50) - m["direct"][0]), num(float64(h.P99) - m["direct"][1])}
 		}
 	}
+}
 
+// profile records each proxy with perf under load, when asked to.
+func (x *overheadRun) profile() {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	if cfg.Profile != "" {
 		o.Profiles = map[string]Prof{}
 		for _, a := range arms.all[1:] {
@@ -443,6 +490,11 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			logf("  profile: %s (perf report -i %s)", p.File, p.File)
 		}
 	}
+}
+
+// strace counts each proxy's system calls per request, when asked to.
+func (x *overheadRun) strace() {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	if cfg.Strace {
 		o.Syscalls = map[string]Calls{}
 		for _, a := range arms.all[1:] {
@@ -456,8 +508,12 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 			logf("  strace %s: %.1f futex, %.1f nanosleep per request", a.name, c.Futex, c.Nanosleep)
 		}
 	}
+}
 
-	// Throughput: step the concurrency; the best step with p99 ≤ 10 ms.
+// throughput steps the concurrency and keeps, per arm, the best rate whose
+// p99 stays within 10 ms.
+func (x *overheadRun) throughput() {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	o.Throughput = map[string]Tput{}
 	if !cfg.Throughput {
 		cfg.TputRounds = 0
@@ -468,7 +524,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	}
 	for r := range cfg.TputRounds {
 		for _, c := range cfg.TputSteps {
-			for _, a := range order() {
+			for _, a := range x.shuffle(arms.all) {
 				res := a.closedLoop(c, 0, cfg.TputStep)
 				tp[a.name][c] = append(tp[a.name][c], [2]float64{res.rps(), pct(res.lat, .99)})
 			}
@@ -495,8 +551,11 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	if !cfg.Throughput {
 		o.Throughput = nil
 	}
+}
 
-	// SSE waves.
+// sse times waves of streams through every streaming arm, in rounds.
+func (x *overheadRun) sse() {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	o.SSE = map[string]map[string]SSE{}
 	o.SSEAdded = map[string]SSEAdded{}
 	type sseRound struct{ ttfb50, ttft50, ttft99, gap50, gap99, d50, d99 []float64 }
@@ -511,7 +570,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	}
 	for r := range cfg.Rounds {
 		for _, n := range cfg.SSEStreams {
-			for _, a := range shuffle(arms.sse) {
+			for _, a := range x.shuffle(arms.sse) {
 				k := fmt.Sprintf("n%d", n)
 				res := a.wave(n, false, sseInterval, nil)
 				if n == 1 {
@@ -565,18 +624,21 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		}
 		o.SSEAdded[k] = sseAddedOf(o.SSE[k])
 	}
+}
 
-	// Memory: slow streams held open; RSS sampled while they run. Each
-	// round starts each proxy afresh: a process that has served the phases
-	// above keeps the heap they grew (no forced GC: the served binary has
-	// no hook for one), and the streams then fill it without raising the
-	// RSS, which made this figure swing from 0.1× to 2.5× between runs.
+// memory holds slow streams open and samples RSS while they run. Each
+// round starts each proxy afresh: a process that has served the phases
+// before keeps the heap they grew (no forced GC: the served binary has
+// no hook for one), and the streams then fill it without raising the
+// RSS, which made this figure swing from 0.1× to 2.5× between runs.
+func (x *overheadRun) memory() error {
+	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	per := map[string][]float64{}
 	for r := range cfg.MemRounds {
-		for _, name := range rng.Perm(2) {
+		for _, name := range x.rng.Perm(2) {
 			a, stop, err := freshArm(cfg, arms.up.url, []string{"bare", "subpool"}[name])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			time.Sleep(time.Second) // started, subscriber attached, idle
 			base, _ := a.proc.rss()
@@ -612,7 +674,7 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 		m.PerStream = int64(median(v))
 		o.Memory[name] = m
 	}
-	return o, nil
+	return nil
 }
 
 // freshArm starts a new bare proxy or `subpool serve` (as startArms does)
