@@ -38,12 +38,8 @@ func loadBefore(path string) *Before {
 
 // saveBefore writes beforeFile from a results file with a profile.
 func saveBefore(resultsPath, what string) error {
-	b, err := os.ReadFile(resultsPath)
+	r, err := readResults(resultsPath)
 	if err != nil {
-		return err
-	}
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
 		return err
 	}
 	o := r.Overhead

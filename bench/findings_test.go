@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -11,12 +9,8 @@ import (
 // numbers for, and judges them anew as `-from` does.
 func recorded(t *testing.T) *Results {
 	t.Helper()
-	b, err := os.ReadFile("results.json")
+	r, err := readResults("results.json")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Overhead == nil || r.ServeRSS == nil || len(r.Goodput) == 0 || len(r.Micro) == 0 {

@@ -91,15 +91,8 @@ func defaultHistory(quick bool) historyConfig {
 // historyPart runs the part on res.Built's binary, building it when the
 // overhead part did not.
 func historyPart(ctx context.Context, ro runOpts, res *Results, logf func(string, ...any)) error {
-	if res.Built == nil {
-		dir, _ := filepath.Abs("bench/out")
-		os.MkdirAll(dir, 0o755)
-		logf("history: building subpool")
-		built, err := buildSubpool(ctx, dir, ro.bin, logf)
-		if err != nil {
-			return err
-		}
-		res.Built = &built
+	if err := ensureBuilt(ctx, "history", ro.bin, res, logf); err != nil {
+		return err
 	}
 	logf("history: served overhead with history on vs off, interleaved; then %d requests/s sustained", defaultHistory(ro.quick).Rate)
 	h, err := runHistory(ctx, res.Built.Path, defaultHistory(ro.quick), ro.pin, logf)

@@ -108,13 +108,9 @@ func main() {
 // rewrite renders the report again from saved results, judging the
 // targets anew (after a change to the targets or the findings' text).
 func rewrite(from, mdPath string) error {
-	b, err := os.ReadFile(from)
+	res, err := readResults(from)
 	if err != nil {
 		return err
-	}
-	var res Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("%s: %v", from, err)
 	}
 	// perf's files are re-read when still there, so a change to the
 	// summary applies without measuring again.
@@ -158,55 +154,11 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 	logf("bench: %s, %d cores, %s, load %s", res.Machine.CPU, res.Machine.Cores, res.Machine.Go, res.Machine.LoadAvg)
 
 	if !skipped["micro"] {
-		logf("micro: go test -bench '^BenchmarkMicro' %s", strings.Join(microPackages, " "))
-		count, bt := 5, "300ms"
-		if quick {
-			count, bt = 2, "100ms"
-		}
-		ms, raw, err := runMicro(ctx, count, bt)
-		if err != nil {
-			// The engine may be mid-change; the served binary's numbers
-			// are still worth having.
-			note := "micro benchmarks did not run: " + firstLine(raw, err)
-			logf("  %s", note)
-			res.Notes = append(res.Notes, note)
-		}
-		res.Micro = ms
-		os.MkdirAll("bench/out", 0o755)
-		os.WriteFile("bench/out/micro.txt", []byte(raw), 0o644)
+		microPart(ctx, quick, &res, logf)
 	}
 	if !skipped["overhead"] {
-		dir, _ := filepath.Abs("bench/out")
-		os.MkdirAll(dir, 0o755)
-		logf("overhead: building subpool")
-		built, err := buildSubpool(ctx, dir, ro.bin, logf)
-		if err != nil {
+		if err := overheadPart(ctx, ro, skipped["strace"], &res, logf); err != nil {
 			return err
-		}
-		res.Built = &built
-		cfg := defaultOverhead(quick)
-		cfg.Pin, cfg.Bin, cfg.Strace = ro.pin, built.Path, !skipped["strace"]
-		if ro.profile {
-			cfg.Profile = dir
-		}
-		for i := range ro.repeat {
-			logf("overhead run %d of %d: direct, bare ReverseProxy and the served binary, interleaved", i+1, ro.repeat)
-			o, err := runOverhead(cfg, logf)
-			if err != nil {
-				return err
-			}
-			if i == 0 {
-				res.Overhead = o
-				res.ServeRSS = o.ServedIdle
-			} else {
-				res.Repeats = append(res.Repeats, o)
-			}
-			// Later runs show the spread of the judged numbers only: the
-			// throughput steps, the handler arm, the profile and strace
-			// are in the first.
-			// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
-			cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
-			cfg.Rounds = min(cfg.Rounds, 3)
 		}
 	}
 	if !skipped["history"] {
@@ -243,4 +195,88 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 	}
 	logf("bench: %d of %d targets met; wrote %s and %s in %s", met, len(res.Targets), mdPath, jsonPath, res.Duration)
 	return nil
+}
+
+// microPart runs the engine's micro benchmarks. A failure is kept as a
+// note, not returned: the engine may be mid-change, and the served
+// binary's numbers are still worth having.
+func microPart(ctx context.Context, quick bool, res *Results, logf func(string, ...any)) {
+	logf("micro: go test -bench '^BenchmarkMicro' %s", strings.Join(microPackages, " "))
+	count, bt := 5, "300ms"
+	if quick {
+		count, bt = 2, "100ms"
+	}
+	ms, raw, err := runMicro(ctx, count, bt)
+	if err != nil {
+		note := "micro benchmarks did not run: " + firstLine(raw, err)
+		logf("  %s", note)
+		res.Notes = append(res.Notes, note)
+	}
+	res.Micro = ms
+	os.MkdirAll("bench/out", 0o755)
+	os.WriteFile("bench/out/micro.txt", []byte(raw), 0o644)
+}
+
+// overheadPart builds (or takes) the binary and runs the overhead phase
+// ro.repeat times; the first run is the report's, the later ones its spread.
+func overheadPart(ctx context.Context, ro runOpts, noStrace bool, res *Results, logf func(string, ...any)) error {
+	if err := ensureBuilt(ctx, "overhead", ro.bin, res, logf); err != nil {
+		return err
+	}
+	cfg := defaultOverhead(ro.quick)
+	cfg.Pin, cfg.Bin, cfg.Strace = ro.pin, res.Built.Path, !noStrace
+	if ro.profile {
+		cfg.Profile, _ = filepath.Abs("bench/out")
+	}
+	for i := range ro.repeat {
+		logf("overhead run %d of %d: direct, bare ReverseProxy and the served binary, interleaved", i+1, ro.repeat)
+		o, err := runOverhead(cfg, logf)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			res.Overhead = o
+			res.ServeRSS = o.ServedIdle
+		} else {
+			res.Repeats = append(res.Repeats, o)
+		}
+		// Later runs show the spread of the judged numbers only: the
+		// throughput steps, the handler arm, the profile and strace
+		// are in the first.
+		// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
+		cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
+		cfg.Rounds = min(cfg.Rounds, 3)
+	}
+	return nil
+}
+
+// ensureBuilt builds the subpool binary into bench/out (or takes the one
+// given) unless an earlier part of the run has, so that every part
+// measures the same binary.
+func ensureBuilt(ctx context.Context, part, given string, res *Results, logf func(string, ...any)) error {
+	if res.Built != nil {
+		return nil
+	}
+	dir, _ := filepath.Abs("bench/out")
+	os.MkdirAll(dir, 0o755)
+	logf("%s: building subpool", part)
+	built, err := buildSubpool(ctx, dir, given, logf)
+	if err != nil {
+		return err
+	}
+	res.Built = &built
+	return nil
+}
+
+// readResults reads a results file that an earlier run wrote.
+func readResults(path string) (Results, error) {
+	var res Results
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		return res, fmt.Errorf("%s: %v", path, err)
+	}
+	return res, nil
 }
