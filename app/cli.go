@@ -17,11 +17,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // stopGrace is how long a stopping proxy lets in-flight streams finish.

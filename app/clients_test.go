@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // Client keys through the CLI and a real server: one per tool, limited,

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/oauth"
 )
 
 // terminalLoginTimeout bounds `subpool login`; Ctrl-C ends it sooner.

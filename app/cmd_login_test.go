@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // startOAuthSim runs a sim with its OAuth server; both token endpoints

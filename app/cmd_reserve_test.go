@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // `subpool reserve` with no proxy running writes the state file, which

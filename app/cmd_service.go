@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/service"
 )
 

@@ -15,8 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 func cmdUsage(args []string, _ io.Reader, stdout, stderr io.Writer) int {

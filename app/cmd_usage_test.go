@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 // historyHome is a home with a seeded history.db: three models, API-key and

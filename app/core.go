@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/pool"
 )
 

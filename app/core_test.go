@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // "Log in again" on a login parked for re-login replaces its tokens in

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // demoCred is one made-up credential; its secret only ever reaches the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 // The demo keeps its history in a temp folder of its own (never the

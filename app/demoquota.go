@@ -3,7 +3,7 @@ package app
 import (
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // demoWindows are the subscriptions' windows in the demo's story, set so a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // The guard runs before anything looks at the path: a foreign Host gets

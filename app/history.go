@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 // openHistory opens the home's history.db for the server, or returns

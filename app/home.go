@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/subpool/subpool/proxy/atomicfile"
+	"github.com/subpool/subpool/internal/atomicfile"
 )
 
 // Files in the home. Only admin-token is a secret, and it only guards the

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/oauth"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // The tray's login: the proxy starts it, the URL comes back at once, and
@@ -83,7 +83,7 @@ func isReloginErr(err error) bool { return errors.Is(err, auth.ErrRelogin) }
 // Subscription usage the upstream reports in headers is in `subpool list
 // --json` (and the table), and requests move to the credential with more
 // headroom. This runs the real server end to end; the subscription
-// variant is in proxy/oauth (TestUtilizationSteersSubscriptions).
+// variant is in internal/oauth (TestUtilizationSteersSubscriptions).
 func TestUtilizationInListAndSelection(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, _ := newHome(t, up, "")

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/events"
-	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // emitted reports whether the hub has had an event of type t.

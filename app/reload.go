@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/subpool/subpool/proxy/history"
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/policy"
 	"io"
 	"os"
@@ -17,11 +17,11 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // Config reloads. An edit of config.toml (seen by watching the home, after

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/subpool/subpool/proxy/config"
+	"github.com/subpool/subpool/internal/config"
 )
 
 // A key config.Diff reports as live must be one withLiveKeys applies, and

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // chanEmitter hands events to a channel.

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/pool"
 )
 

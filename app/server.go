@@ -14,15 +14,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/events"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 // serverOptions builds a server. Home-based servers (serve, the tray's

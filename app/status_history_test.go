@@ -3,7 +3,7 @@ package app
 import (
 	"testing"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // Status says how many history rows were dropped (zero while the writer

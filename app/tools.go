@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // Which tools a subscription login serves. By default a login serves the

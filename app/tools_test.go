@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/events"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // writeCreds puts credential records straight into a home, as a past

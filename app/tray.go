@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy/config"
 )
 
 // trayTarget is the proxy the tray shows.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/admin/client"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // With no proxy running the tray starts one in-process and it serves; with

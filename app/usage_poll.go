@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
-	"github.com/subpool/subpool/proxy/oauth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // bearerAuth hands out "Bearer <id>", which the sim takes for the

@@ -36,7 +36,7 @@ func servedFinding(r *Results) string {
 		fmt.Fprintf(&b, "The events subscriber received %d messages for about %d requests through subpool (%.2f per request): "+
 			"every request emits `request_finished` (proxy/serve.go) to the hub and the history. Neither listener wakes per "+
 			"event any more: the websocket writer (proxy/admin/stream.go) lets events gather for 10 ms after the first and "+
-			"sends them, one message each, in one socket write; the history writer (proxy/history/writer.go) takes no row "+
+			"sends them, one message each, in one socket write; the history writer (internal/history/writer.go) takes no row "+
 			"until 250 ms or 500 rows have gathered and inserts 32 rows per statement. ", o.Events, n, float64(o.Events)/float64(n))
 		if profiled {
 			fmt.Fprintf(&b, "What is left is work per event, off the request path: its JSON encoding and websocket frame (`admin.(*eventWriter).writeBatch` %s) and its "+
@@ -64,9 +64,9 @@ func servedFinding(r *Results) string {
 	}
 	b.WriteString(`
 
-**Done** (the engine, proxy/): the token meter (proxy/tokens/tokens.go ` + "`Meter.JSON`" + `) no longer decodes the whole
+**Done** (the engine, proxy/): the token meter (proxy/metering/tokens.go ` + "`Meter.JSON`" + `) no longer decodes the whole
 answer: gjson finds the ` + "`usage`" + ` object and reads its counts too, with no encoding/json, in 1 or 2 allocations
-(` + "`BenchmarkMeterJSON`" + ` in proxy/tokens/bench_test.go; ` + "`FuzzJSON`" + ` checks it against the old reader).
+(` + "`BenchmarkMeterJSON`" + ` in proxy/metering/bench_test.go; ` + "`FuzzJSON`" + ` checks it against the old reader).
 ` + "`copyHeader`" + ` (proxy/streaming.go) shares the upstream's value slices, capped so that an append copies.
 ` + "`classify.ReadWindows`" + ` (proxy/classify/windows.go, headers.go) compares header keys in the case they arrive and
 keeps its state on the stack: about 2 µs and 2 allocations on an Anthropic API-key answer, where it was about 4 µs
@@ -86,7 +86,7 @@ credential (app/secrets.go); a request that finds a credential at once no longer
 channel; a request is marked with its client once.
 
 **Left:** work the product asks for on every request, none of it over 5 % of the CPU: the history row (SQLite in pure
-Go via modernc, ` + "`BenchmarkCommitRow`" + ` in proxy/history; what remains is the driver binding the row and SQLite
+Go via modernc, ` + "`BenchmarkCommitRow`" + ` in internal/history; what remains is the driver binding the row and SQLite
 inserting it), the event's JSON, the windows read, token metering (gjson's scan of the answer), the client key check,
 and the extra response headers (x-subpool-*, the security headers), which net/http sorts on every write. The engine
 alone, in-process, is within 1.1× of the bare proxy; what the served binary adds beyond it is the history row and

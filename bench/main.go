@@ -6,7 +6,7 @@
 //   - micro: the BenchmarkMicro* functions of proxy/ and proxy/classify/
 //     (go test -bench, parsed): one verdict, one pick among 8 keys, one
 //     outbound header build, one in-memory round trip;
-//   - overhead: three arms in interleaved rounds (direct to proxy/sim, a
+//   - overhead: three arms in interleaved rounds (direct to internal/sim, a
 //     bare httputil.ReverseProxy, and the built `subpool serve` on a home
 //     set up through its CLI, with an events subscriber attached): JSON
 //     latency at concurrency 1 and 32, throughput at p99 ≤ 10 ms, SSE

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/subpool/subpool/proxy/atomicfile"
+	"github.com/subpool/subpool/internal/atomicfile"
 )
 
 // fileFormat is the on-disk shape of the file backend. The version lets a later subpool

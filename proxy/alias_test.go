@@ -3,7 +3,7 @@ package proxy
 import (
 	"context"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 	"net/http"
 	"strconv"
 	"strings"

@@ -14,9 +14,9 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/metering"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/tokens"
 )
 
 // maxErrorBody bounds how much of a refusal is read to classify it; the
@@ -52,7 +52,7 @@ type request struct {
 	servedModel string
 	firstByte   time.Time // the first byte of the answer written to the client
 	waitedTotal time.Duration
-	meter       tokens.Meter // the usage the upstream reported in the answer delivered
+	meter       metering.Meter // the usage the upstream reported in the answer delivered
 	// abort: a JSON answer failed after its headers went out; the
 	// connection is cut once request_finished is out.
 	abort bool

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // 529, 529, then 200 on the same credential: the proxy waits on that

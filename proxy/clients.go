@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/config"
 	"github.com/subpool/subpool/proxy/guard"
-	"github.com/subpool/subpool/proxy/tokens"
+	"github.com/subpool/subpool/proxy/metering"
 )
 
 // Client is the holder of one client key: a tool, by name, and what the
@@ -106,7 +106,7 @@ func (p *Proxy) mayUseProvider(w http.ResponseWriter, r *http.Request, prov *Pro
 	// Unlike a guard's refusal, this one is a tool's request the user
 	// will want to see in the recent list, with who sent it.
 	p.o.Events.Emit(api.Event{Type: api.EventRequestFinished, Provider: prov.Name, Path: upath, Status: http.StatusForbidden,
-		Class: string(classRefused), Client: c.Name, ClientApp: tokens.ClientApp(r.UserAgent())})
+		Class: string(classRefused), Client: c.Name, ClientApp: metering.ClientApp(r.UserAgent())})
 	return false
 }
 

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 const testClientKey = "sp-test-client-key"

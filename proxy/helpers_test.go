@@ -1,8 +1,8 @@
 package proxy
 
 import (
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 type simOpts = sim.Options

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // The main behaviours once more on the real clock, with times shortened to

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // An upstream error body of any size reaches the client byte for byte;

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // A timeout, then a 503 with no limit signal: the same credential is tried

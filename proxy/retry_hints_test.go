@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // Every refusal subpool makes tells the client's retry loop the truth

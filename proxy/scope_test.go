@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // z.ai code 1311 ("plan does not yet include") parks only that model of

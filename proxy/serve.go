@@ -7,7 +7,7 @@ import (
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/tokens"
+	"github.com/subpool/subpool/proxy/metering"
 )
 
 // classRefused is the class of an answer subpool wrote itself.
@@ -18,7 +18,7 @@ const classRefused = classify.Class("refused")
 // around it (fallback.go). Whatever happens, request_finished goes out.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	lim := p.limits.Load()
-	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: tokens.ClientApp(r.UserAgent())}
+	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
 	defer func() {
 		u := rq.meter.Usage()
 		ev := api.Event{

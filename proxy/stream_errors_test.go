@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // streamWire is one of the three streaming APIs, with a refusal sample of

@@ -15,10 +15,10 @@ import (
 
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/metering"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/sse"
-	"github.com/subpool/subpool/proxy/tokens"
 )
 
 // maxHeld bounds the stream preamble held back while we make sure a 200
@@ -68,7 +68,7 @@ type answer struct {
 	errData  []byte
 	// meter has the usage of the events read so far; it becomes the
 	// request's only if this answer is delivered.
-	meter tokens.Meter
+	meter metering.Meter
 }
 
 func (a *answer) close() {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // SSE reaches the client event by event: the client reads the first

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/history"
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/history"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // The usage request_finished carries is the upstream's own count, on each

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // Requests that find the only credential at its in-flight limit wait for

@@ -26,7 +26,7 @@ import (
 
 	kservice "github.com/kardianos/service"
 
-	"github.com/subpool/subpool/proxy/atomicfile"
+	"github.com/subpool/subpool/internal/atomicfile"
 )
 
 // Config says what the login entries run and where their files go.

@@ -14,9 +14,9 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/history"
 	"github.com/subpool/subpool/ui/view"
 )
 

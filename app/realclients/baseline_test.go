@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // answer is the text every simulated success says (sim.Options.ChunkText,

@@ -1,5 +1,5 @@
 // Package realclients runs the real coding clients and SDKs against a built
-// `subpool serve` in front of proxy/sim, and checks what a person sees.
+// `subpool serve` in front of internal/sim, and checks what a person sees.
 //
 // The clients are the pinned npm packages of internal/realclients (Claude
 // Code, Codex CLI, opencode, @anthropic-ai/sdk, openai), installed once into

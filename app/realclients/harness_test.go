@@ -23,7 +23,7 @@ import (
 	"time"
 
 	installed "github.com/subpool/subpool/internal/realclients"
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // binDir holds the subpool binary TestMain's first user builds.

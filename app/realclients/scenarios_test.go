@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/policy"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // The scenarios of issue 24, "The real clients in make test": what a

@@ -14,7 +14,7 @@ import (
 // upstream is the simulated provider of one run: per-credential quotas in
 // fixed windows, revoked keys, pool-wide outages and capacity storms. Its
 // answers carry the status, headers and body the real services send (the
-// shapes proxy/sim serves; upstream_test.go checks they classify alike),
+// shapes internal/sim serves; upstream_test.go checks they classify alike),
 // so the proxy's real classifier reads them.
 type upstream struct {
 	sc    *Scenario

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
-// The simulator's upstream builds its answers by hand, for speed; proxy/sim
+// The simulator's upstream builds its answers by hand, for speed; internal/sim
 // is the reference for what the services send. Each answer must get the
 // same verdict from the real classifier as sim's answer for the same case.
 func TestAnswersClassifyLikeSim(t *testing.T) {

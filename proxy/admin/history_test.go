@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 func historyEnv(t *testing.T, h admin.History) (*env, *client.Client) {

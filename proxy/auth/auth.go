@@ -1,6 +1,6 @@
 // Package auth is what the engine and the credential owners agree on: the
 // headers one attempt sends for its credential, and the errors that say a
-// credential cannot be used. It sits below both proxy and proxy/oauth so
+// credential cannot be used. It sits below both proxy and internal/oauth so
 // that neither imports the other.
 package auth
 

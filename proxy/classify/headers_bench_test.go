@@ -10,7 +10,7 @@ import (
 
 // BenchmarkSuccessHeaders is the request budget the proxy reads off every
 // 2xx (its windows are BenchmarkReadWindowsSuccess), from an API key's answer
-// (request and token buckets, no usage) as the real API and proxy/sim
+// (request and token buckets, no usage) as the real API and internal/sim
 // send it.
 func BenchmarkSuccessHeaders(b *testing.B) {
 	h, now := successHeaders()

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkMicroClassify429 is the verdict the proxy computes on the most
 // common refusal: an Anthropic API key over its per-minute request limit,
-// with the headers and body the API sends (and proxy/sim replays). It is
+// with the headers and body the API sends (and internal/sim replays). It is
 // the "classify" row of docs/benchmarks.md.
 func BenchmarkMicroClassify429(b *testing.B) {
 	r, p, now := micro429()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // The detour end to end against the simulated upstreams, which send the

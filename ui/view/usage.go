@@ -23,7 +23,7 @@ const (
 	RecentRows = 30
 )
 
-// Report keys, as proxy/history writes them: local hours and days.
+// Report keys, as internal/history writes them: local hours and days.
 const (
 	hourKey = "2006-01-02 15:00"
 	dayKey  = "2006-01-02"

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
-	"github.com/subpool/subpool/proxy/history"
 )
 
 // usageNow is mid-hour, so the running hour and the bars before it differ.

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/subpool/subpool/proxy/atomicfile"
+	"github.com/subpool/subpool/internal/atomicfile"
 )
 
 // Source kinds: the CLIs whose logins subpool imports.

@@ -8,7 +8,7 @@
 // prompt. Anthropic reports it that way already; OpenAI counts cached
 // tokens inside input_tokens/prompt_tokens, so they are taken out of Input
 // here. Prices apply per kind, which is why the split matters.
-package tokens
+package metering
 
 import (
 	"bytes"

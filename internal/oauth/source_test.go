@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // Claude Code's file as it writes it, with fields subpool does not know;

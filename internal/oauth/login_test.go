@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // The browser comes back to the callback listener: the test client plays

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // These tests hold subpool's logins and refreshes to what the real clients

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/subpool/subpool/proxy/sim"
+	"github.com/subpool/subpool/internal/sim"
 )
 
 // claudeImport is an imported Claude Code login whose access token has

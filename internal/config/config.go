@@ -159,7 +159,7 @@ func Default() Config {
 				Name: Anthropic, Wire: "anthropic", Builtin: true,
 				BaseURL:  "https://api.anthropic.com",
 				TokenURL: "https://platform.claude.com/v1/oauth/token",
-				// Claude Code's claude.ai login page (proxy/oauth checks it
+				// Claude Code's claude.ai login page (internal/oauth checks it
 				// against the installed Claude Code).
 				AuthorizeURL: "https://claude.com/cai/oauth/authorize",
 				UsageURL:     "https://api.anthropic.com/api/oauth/usage",
