@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
@@ -28,7 +29,6 @@ import (
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/events"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sim"
 )
 
 // Every server of the overhead benchmark runs in a child process of its

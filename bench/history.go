@@ -172,27 +172,7 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 		logf("  history round %d: c1 p50 direct %.0f on %.0f off %.0f µs", r+1,
 			per["c1"]["direct"][r][0], per["c1"]["on"][r][0], per["c1"]["off"][r][0])
 	}
-	for _, c := range cases {
-		h.JSON[c] = map[string]Pcts{}
-		for _, a := range arms {
-			var p50, p99 []float64
-			for _, v := range per[c][a.name] {
-				p50, p99 = append(p50, v[0]), append(p99, v[1])
-			}
-			h.JSON[c][a.name] = Pcts{num(median(p50)), num(median(p99))}
-		}
-		on, off := h.JSON[c]["on"], h.JSON[c]["off"]
-		h.Diff[c] = Pcts{on.P50 - off.P50, on.P99 - off.P99}
-		var spread [2]float64
-		for k := range spread {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, v := range per[c]["off"] {
-				lo, hi = min(lo, v[k]), max(hi, v[k])
-			}
-			spread[k] = hi - lo
-		}
-		h.Noise[c] = Pcts{num(spread[0]), num(spread[1])}
-	}
+	historyMedians(h, per, arms)
 	for name, u := range use {
 		h.CPU[name] = num(u.perRequest())
 	}
@@ -396,5 +376,32 @@ func historySection(p func(string, ...any), h *HistoryBench) {
 				us(r.s.P50), us(r.s.P99), r.s.Over1s, us(r.s.Max), rows, dropped)
 		}
 		p("\n")
+	}
+}
+
+// historyMedians takes each arm's median over the rounds, the history's
+// cost as on − off, and the off arm's own spread over the rounds, which is
+// the noise that cost is read against.
+func historyMedians(h *HistoryBench, per map[string]map[string][][2]float64, arms []*arm) {
+	for _, c := range []string{"c1", "c32"} {
+		h.JSON[c] = map[string]Pcts{}
+		for _, a := range arms {
+			var p50, p99 []float64
+			for _, v := range per[c][a.name] {
+				p50, p99 = append(p50, v[0]), append(p99, v[1])
+			}
+			h.JSON[c][a.name] = Pcts{num(median(p50)), num(median(p99))}
+		}
+		on, off := h.JSON[c]["on"], h.JSON[c]["off"]
+		h.Diff[c] = Pcts{on.P50 - off.P50, on.P99 - off.P99}
+		var spread [2]float64
+		for k := range spread {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, v := range per[c]["off"] {
+				lo, hi = min(lo, v[k]), max(hi, v[k])
+			}
+			spread[k] = hi - lo
+		}
+		h.Noise[c] = Pcts{num(spread[0]), num(spread[1])}
 	}
 }
