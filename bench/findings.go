@@ -274,7 +274,7 @@ func sseSpread(r *Results) string {
 the program's one SSE reader (proxy/sse; ` + "`relayEvents`" + ` in proxy/streaming.go), writes each event as it came and
 flushes unless the next event is already in the reader's buffer, so one ` + "`Flush`" + ` per upstream write, as the bare
 proxy has with its one ` + "`Read`" + `, ` + "`Write`" + `, ` + "`Flush`" + ` per write through a 32 KiB buffer (` + "`ReverseProxy`" + ` with
-FlushInterval −1). Each event also goes to the token meter (` + "`tokens.(*Meter).Event`" + `: a switch on the event's
+FlushInterval −1). Each event also goes to the token meter (` + "`metering.(*Meter).Event`" + `: a switch on the event's
 name; only usage-bearing events are parsed, with gjson) and is checked cheaply for an error (` + "`isErrorEvent`" + `: the
 name, or ` + "`\"error\"`" + ` in a nameless event's data) before the classifier reads it. Nothing per event touches the
 pool or the hub. (A JSON answer goes through ` + "`copyBody`" + ` with a 16 KiB pooled buffer.) The per-frame delay —

@@ -59,8 +59,8 @@ func servedFinding(r *Results) string {
 		if len(own) > 0 {
 			fmt.Fprintf(&b, "In the perf profile under load (share of samples including callees), subpool's own functions, the event websocket, JSON and the history database: %s. ", strings.Join(own, ", "))
 		}
-		fmt.Fprintf(&b, "Beyond the listeners, the engine reads every response: `tokens.(*Meter).JSON` %s, `classify.ReadWindows` %s, "+
-			"`proxy.copyHeader` %s. ", share("tokens.(*Meter).JSON"), share("classify.ReadWindows"), share("proxy.copyHeader"))
+		fmt.Fprintf(&b, "Beyond the listeners, the engine reads every response: `metering.(*Meter).JSON` %s, `classify.ReadWindows` %s, "+
+			"`proxy.copyHeader` %s. ", share("metering.(*Meter).JSON"), share("classify.ReadWindows"), share("proxy.copyHeader"))
 	}
 	b.WriteString(`
 

@@ -294,7 +294,7 @@ const method = `
 - **Micro**: the ` + "`BenchmarkMicro*`" + ` functions in ` + "`proxy/micro_bench_test.go`" + ` and
   ` + "`proxy/classify/micro_bench_test.go`" + `, run by ` + "`go test -bench`" + ` from the harness and parsed, so they are
   the same code a developer runs by hand (and feeds to benchstat).
-- **Overhead**: three arms in the same run: direct to ` + "`proxy/sim`" + `, through a bare ` + "`httputil.ReverseProxy`" + `
+- **Overhead**: three arms in the same run: direct to ` + "`internal/sim`" + `, through a bare ` + "`httputil.ReverseProxy`" + `
   (Rewrite + SetURL, FlushInterval −1, a BufferPool, subpool's transport tuning) — the floor — and through the
   **built binary**: ` + "`go build -o bench/out/subpool .`" + ` (headless first; the tray build with cgo if that fails; the last
   commit from ` + "`git archive HEAD`" + ` if the working tree does not compile; ` + "`-bin`" + ` to give one), on a temporary home
@@ -331,7 +331,7 @@ const method = `
   ` + "`proxy/pool`" + ` and ` + "`proxy/classify`" + ` deciding with ` + "`proxy/policy`" + `, the proxy's own function; a
   conformance test replays scripted traffic through the real proxy (on a fake clock, in memory) and through the
   simulator and requires the same upstream calls. The upstream's answers have the real services' shapes (checked
-  against ` + "`proxy/sim`" + `'s by a test). Quotas are fixed windows per key, staggered across keys.
+  against ` + "`internal/sim`" + `'s by a test). Quotas are fixed windows per key, staggered across keys.
 - No test asserts on wall-clock time; ` + "`make test`" + ` runs only the simulator's small invariant and conformance tests.
 `
 
