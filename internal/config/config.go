@@ -198,36 +198,48 @@ type file struct {
 	MaxBody          any       `toml:"max_body"`
 	Keychain         *keychain `toml:"keychain"`
 	Providers        map[string]providerFile
-	Cooldown         *struct {
-		Ladder     []string `toml:"ladder"`
-		ResetAfter *string  `toml:"reset_after"`
-	} `toml:"cooldown"`
-	Wait *struct {
-		SoleProviderMax *string `toml:"sole_provider_max"`
-		CapacityMax     *string `toml:"capacity_max"`
-	} `toml:"wait"`
-	Retry *struct {
-		Transient     []string `toml:"transient"`
-		MaxAttempts   *int     `toml:"max_attempts"`
-		MaxInFlight   *int     `toml:"max_in_flight"`
-		HeaderTimeout *string  `toml:"header_timeout"`
-	} `toml:"retry"`
-	Fallback fallbackFile `toml:"fallback"` // read by parseFallback
-	Models   modelsFile   `toml:"models"`   // read by parseModels
-	History  *struct {
-		Enabled *bool `toml:"enabled"`
-		Days    *int  `toml:"days"`
-	} `toml:"history"`
-	Prices map[string]priceFile `toml:"prices"`
-	Usage  *struct {
-		Poll            *string `toml:"poll"`
-		WarnAt          *int    `toml:"warn_at"`
-		Reserve         *int    `toml:"reserve"`
-		AllowExtraUsage *bool   `toml:"allow_extra_usage"`
-	} `toml:"usage"`
-	Subscriptions *struct {
-		OtherTools []string `toml:"other_tools"`
-	} `toml:"subscriptions"`
+	Cooldown         *cooldownFile        `toml:"cooldown"`
+	Wait             *waitFile            `toml:"wait"`
+	Retry            *retryFile           `toml:"retry"`
+	Fallback         fallbackFile         `toml:"fallback"` // read by parseFallback
+	Models           modelsFile           `toml:"models"`   // read by parseModels
+	History          *historyFile         `toml:"history"`
+	Prices           map[string]priceFile `toml:"prices"`
+	Usage            *usageFile           `toml:"usage"`
+	Subscriptions    *subscriptionsFile   `toml:"subscriptions"`
+}
+
+type cooldownFile struct {
+	Ladder     []string `toml:"ladder"`
+	ResetAfter *string  `toml:"reset_after"`
+}
+
+type waitFile struct {
+	SoleProviderMax *string `toml:"sole_provider_max"`
+	CapacityMax     *string `toml:"capacity_max"`
+}
+
+type retryFile struct {
+	Transient     []string `toml:"transient"`
+	MaxAttempts   *int     `toml:"max_attempts"`
+	MaxInFlight   *int     `toml:"max_in_flight"`
+	HeaderTimeout *string  `toml:"header_timeout"`
+}
+
+type historyFile struct {
+	Enabled *bool `toml:"enabled"`
+	Days    *int  `toml:"days"`
+}
+
+type usageFile struct {
+	Poll            *string `toml:"poll"`
+	WarnAt          *int    `toml:"warn_at"`
+	Reserve         *int    `toml:"reserve"`
+	AllowExtraUsage *bool   `toml:"allow_extra_usage"`
+}
+
+type subscriptionsFile struct {
+	OtherTools []string `toml:"other_tools"`
 }
 
 type priceFile struct {
@@ -309,10 +321,55 @@ func Parse(path string, b []byte) (Config, error) {
 		return Config{}, &Error{Path: path, Key: und[0].String(), Msg: "unknown key (check the spelling; see the comments in a fresh config.toml)"}
 	}
 	c := Default()
-	bad := func(key, format string, a ...any) error {
+	bad := badKey(func(key, format string, a ...any) error {
 		return &Error{Path: path, Key: key, Msg: fmt.Sprintf(format, a...)}
+	})
+	// [providers.*] comes before [fallback] and [models], which name
+	// providers.
+	if err := parseTop(f, &c, bad); err != nil {
+		return Config{}, err
 	}
+	if err := parseKeychain(f.Keychain, &c, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseProviders(f.Providers, c.Providers, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseCooldown(f.Cooldown, &c, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseWait(f.Wait, &c, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseRetry(f.Retry, &c, bad); err != nil {
+		return Config{}, err
+	}
+	if c.Fallback, err = parseFallback(f.Fallback, c.Providers, bad); err != nil {
+		return Config{}, err
+	}
+	if c.Models, err = parseModels(f.Models, c.Providers, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseHistory(f.History, &c.History, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parsePrices(f.Prices, &c, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseUsage(f.Usage, &c.Usage, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseSubscriptions(f.Subscriptions, &c.Subscriptions, bad); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
 
+// badKey makes the error for one key; Parse binds it to the file's path.
+type badKey func(key, format string, a ...any) error
+
+// parseTop reads the keys above the first table.
+func parseTop(f file, c *Config, bad badKey) error {
 	if f.Listen != nil {
 		c.Listen = *f.Listen
 	}
@@ -323,253 +380,296 @@ func Parse(path string, b []byte) (Config, error) {
 		c.RequireClientKey = *f.RequireClientKey
 	}
 	if err := checkListen(c.Listen, c.AllowRemote, c.RequireClientKey); err != nil {
-		return Config{}, bad("listen", "%s", err)
+		return bad("listen", "%s", err)
 	}
 	for i, o := range f.AllowOrigins {
 		u, err := url.Parse(o)
 		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return Config{}, bad(fmt.Sprintf("allow_origins[%d]", i), "%q is not an origin (use scheme://host[:port], e.g. \"http://localhost:3000\")", o)
+			return bad(fmt.Sprintf("allow_origins[%d]", i), "%q is not an origin (use scheme://host[:port], e.g. \"http://localhost:3000\")", o)
 		}
 	}
 	c.AllowOrigins = f.AllowOrigins
 	if f.MaxBody != nil {
 		n, err := parseSize(f.MaxBody)
 		if err != nil {
-			return Config{}, bad("max_body", "%s", err)
+			return bad("max_body", "%s", err)
 		}
 		c.MaxBody = n
 	}
-	if f.Keychain != nil && f.Keychain.Backend != nil {
-		switch *f.Keychain.Backend {
-		case "os", "file":
-			c.KeychainBackend = *f.Keychain.Backend
-		default:
-			return Config{}, bad("keychain.backend", "%q is not a backend (use \"os\" or \"file\")", *f.Keychain.Backend)
-		}
-	}
+	return nil
+}
 
-	names := make([]string, 0, len(f.Providers))
-	for n := range f.Providers {
+func parseKeychain(k *keychain, c *Config, bad badKey) error {
+	if k == nil || k.Backend == nil {
+		return nil
+	}
+	switch *k.Backend {
+	case "os", "file":
+		c.KeychainBackend = *k.Backend
+		return nil
+	}
+	return bad("keychain.backend", "%q is not a backend (use \"os\" or \"file\")", *k.Backend)
+}
+
+// parseProviders reads [providers.*] over the built-ins in provs, in name
+// order, so that the first bad provider is always the same one.
+func parseProviders(pfs map[string]providerFile, provs map[string]Provider, bad badKey) error {
+	names := make([]string, 0, len(pfs))
+	for n := range pfs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		pf := f.Providers[name]
-		key := "providers." + name
-		if !validName(name) {
-			return Config{}, bad(key, "provider names use lower-case letters, digits, '-' and '_'")
+		p, err := parseProvider(name, pfs[name], provs, bad)
+		if err != nil {
+			return err
 		}
-		p, builtin := c.Providers[name]
-		if !builtin {
-			p = Provider{Name: name, LimitScope: "credential"}
-		}
-		if pf.Wire != nil {
-			if builtin && *pf.Wire != p.Wire {
-				return Config{}, bad(key+".wire", "the built-in %s provider speaks %q; define a custom provider under another name", name, p.Wire)
-			}
-			p.Wire = *pf.Wire
-		}
-		if p.Wire != "anthropic" && p.Wire != "openai" {
-			return Config{}, bad(key+".wire", "must be \"anthropic\" or \"openai\" (which API shape the provider speaks)")
-		}
-		for _, u := range []struct {
-			k   string
-			src *string
-			dst *string
-		}{
-			{"base_url", pf.BaseURL, &p.BaseURL},
-			{"chatgpt_base_url", pf.ChatGPTBaseURL, &p.ChatGPTBaseURL},
-			{"token_url", pf.TokenURL, &p.TokenURL},
-			{"authorize_url", pf.AuthorizeURL, &p.AuthorizeURL},
-			{"redirect_uri", pf.RedirectURI, &p.RedirectURI},
-			{"usage_url", pf.UsageURL, &p.UsageURL},
-		} {
-			if u.src == nil {
-				continue
-			}
-			if err := checkURL(*u.src); err != nil {
-				return Config{}, bad(key+"."+u.k, "%s", err)
-			}
-			*u.dst = strings.TrimRight(*u.src, "/")
-		}
-		if p.BaseURL == "" {
-			return Config{}, bad(key+".base_url", "missing: where does %s answer? e.g. \"https://api.z.ai/api/anthropic\"", name)
-		}
-		if pf.UsageURL != nil && !builtin {
-			return Config{}, bad(key+".usage_url", "only the built-in anthropic and openai subscriptions have a usage endpoint")
-		}
-		if pf.UsageURL == nil && builtin {
-			// Beside the endpoints it was not told about, so a base URL
-			// pointed at a test server or a gateway is not polled behind
-			// its back at the real host.
-			p.UsageURL = defaultUsageURL(p)
-		}
-		if pf.LimitScope != nil {
-			switch *pf.LimitScope {
-			case "credential", "egress":
-				p.LimitScope = *pf.LimitScope
-			default:
-				return Config{}, bad(key+".limit_scope", "%q: use \"credential\" (each key has its own limit) or \"egress\" (one 429 cools every credential)", *pf.LimitScope)
-			}
-		}
-		if pf.MaxInFlight != nil {
-			if *pf.MaxInFlight < 0 {
-				return Config{}, bad(key+".max_in_flight", "must be 0 (no limit) or more")
-			}
-			p.MaxInFlight = *pf.MaxInFlight
-		}
-		c.Providers[name] = p
+		provs[name] = p
 	}
-
-	if f.Cooldown != nil {
-		if f.Cooldown.Ladder != nil {
-			if len(f.Cooldown.Ladder) == 0 {
-				return Config{}, bad("cooldown.ladder", "needs at least one step, e.g. [\"30s\", \"60s\", \"5m\"]")
-			}
-			c.Ladder = c.Ladder[:0:0]
-			for i, s := range f.Cooldown.Ladder {
-				d, err := duration(s)
-				if err == nil && (d <= 0 || d > maxLadderStep) {
-					err = fmt.Errorf("%q must be between 1s and 24h", s)
-				}
-				if err != nil {
-					return Config{}, bad(fmt.Sprintf("cooldown.ladder[%d]", i), "%s", err)
-				}
-				c.Ladder = append(c.Ladder, d)
-			}
-		}
-		if f.Cooldown.ResetAfter != nil {
-			d, err := duration(*f.Cooldown.ResetAfter)
-			if err == nil && d <= 0 {
-				err = fmt.Errorf("%q must be positive", *f.Cooldown.ResetAfter)
-			}
-			if err != nil {
-				return Config{}, bad("cooldown.reset_after", "%s", err)
-			}
-			c.ResetAfter = d
-		}
-	}
-	if f.Wait != nil {
-		if s := f.Wait.SoleProviderMax; s != nil {
-			d, err := duration(*s)
-			if err == nil && d < 0 {
-				err = fmt.Errorf("%q must be 0 (never wait) or more", *s)
-			}
-			if err != nil {
-				return Config{}, bad("wait.sole_provider_max", "%s", err)
-			}
-			c.SoleProviderMax = d
-		}
-		if s := f.Wait.CapacityMax; s != nil {
-			d, err := duration(*s)
-			if err != nil {
-				return Config{}, bad("wait.capacity_max", "%s", err)
-			}
-			// Documented normalisation rather than an error: a negative
-			// budget means "off", and more than an hour is capped, since no
-			// client keeps a request open that long.
-			c.CapacityMax = min(max(d, 0), maxCapacityWait)
-		}
-	}
-	if f.Retry != nil {
-		if f.Retry.Transient != nil {
-			c.TransientBackoff = c.TransientBackoff[:0:0]
-			for i, s := range f.Retry.Transient {
-				d, err := duration(s)
-				if err == nil && (d < 0 || d > time.Minute) {
-					err = fmt.Errorf("%q must be between 0s and 1m", s)
-				}
-				if err != nil {
-					return Config{}, bad(fmt.Sprintf("retry.transient[%d]", i), "%s", err)
-				}
-				c.TransientBackoff = append(c.TransientBackoff, d)
-			}
-		}
-		if n := f.Retry.MaxAttempts; n != nil {
-			if *n < 1 || *n > 100 {
-				return Config{}, bad("retry.max_attempts", "must be between 1 and 100")
-			}
-			c.MaxAttempts = *n
-		}
-		if n := f.Retry.MaxInFlight; n != nil {
-			if *n < 0 {
-				return Config{}, bad("retry.max_in_flight", "must be 0 (no limit) or more")
-			}
-			c.MaxInFlight = *n
-		}
-		if s := f.Retry.HeaderTimeout; s != nil {
-			d, err := duration(*s)
-			if err == nil && d <= 0 {
-				err = fmt.Errorf("%q must be positive", *s)
-			}
-			if err != nil {
-				return Config{}, bad("retry.header_timeout", "%s", err)
-			}
-			c.HeaderTimeout = d
-		}
-	}
-	if c.Fallback, err = parseFallback(f.Fallback, c.Providers, bad); err != nil {
-		return Config{}, err
-	}
-	if c.Models, err = parseModels(f.Models, c.Providers, bad); err != nil {
-		return Config{}, err
-	}
-	if h := f.History; h != nil {
-		if h.Enabled != nil {
-			c.History.Enabled = *h.Enabled
-		}
-		if h.Days != nil {
-			if *h.Days < 1 || *h.Days > 3650 {
-				return Config{}, bad("history.days", "must be between 1 and 3650")
-			}
-			c.History.Days = *h.Days
-		}
-	}
-	if err := parsePrices(f.Prices, &c, bad); err != nil {
-		return Config{}, err
-	}
-	if u := f.Usage; u != nil {
-		if u.Poll != nil {
-			d, err := duration(*u.Poll)
-			if err == nil && d != 0 && (d < 30*time.Second || d > 24*time.Hour) {
-				// Faster than the upstream refreshes its counters is
-				// only load on its endpoint; slower than a day is stale.
-				err = fmt.Errorf("%q must be 0 (never poll) or between 30s and 24h", *u.Poll)
-			}
-			if err != nil {
-				return Config{}, bad("usage.poll", "%s", err)
-			}
-			c.Usage.Poll = d
-		}
-		if n := u.WarnAt; n != nil {
-			if *n < 1 || *n > 100 {
-				return Config{}, bad("usage.warn_at", "%d: must be a percent between 1 and 100", *n)
-			}
-			c.Usage.WarnAt = *n
-		}
-		if n := u.Reserve; n != nil {
-			if *n < 0 || *n > 99 {
-				return Config{}, bad("usage.reserve", "%d: must be a percent between 0 (off) and 99", *n)
-			}
-			c.Usage.Reserve = *n
-		}
-		if u.AllowExtraUsage != nil {
-			c.Usage.AllowExtraUsage = *u.AllowExtraUsage
-		}
-	}
-	if s := f.Subscriptions; s != nil {
-		for i, name := range s.OtherTools {
-			name = strings.TrimSpace(name)
-			if name == "" || len(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
-				return Config{}, bad(fmt.Sprintf("subscriptions.other_tools[%d]", i), "%q: name a login by its ID or label, as `subpool list` shows them", s.OtherTools[i])
-			}
-			c.Subscriptions.OtherTools = append(c.Subscriptions.OtherTools, name)
-		}
-	}
-	return c, nil
+	return nil
 }
 
-func parsePrices(pf map[string]priceFile, c *Config, bad func(key, format string, a ...any) error) error {
+func parseProvider(name string, pf providerFile, provs map[string]Provider, bad badKey) (Provider, error) {
+	key := "providers." + name
+	if !ValidName(name) {
+		return Provider{}, bad(key, "provider names use lower-case letters, digits, '-' and '_'")
+	}
+	p, builtin := provs[name]
+	if !builtin {
+		p = Provider{Name: name, LimitScope: "credential"}
+	}
+	if pf.Wire != nil {
+		if builtin && *pf.Wire != p.Wire {
+			return Provider{}, bad(key+".wire", "the built-in %s provider speaks %q; define a custom provider under another name", name, p.Wire)
+		}
+		p.Wire = *pf.Wire
+	}
+	if p.Wire != "anthropic" && p.Wire != "openai" {
+		return Provider{}, bad(key+".wire", "must be \"anthropic\" or \"openai\" (which API shape the provider speaks)")
+	}
+	for _, u := range []struct {
+		k   string
+		src *string
+		dst *string
+	}{
+		{"base_url", pf.BaseURL, &p.BaseURL},
+		{"chatgpt_base_url", pf.ChatGPTBaseURL, &p.ChatGPTBaseURL},
+		{"token_url", pf.TokenURL, &p.TokenURL},
+		{"authorize_url", pf.AuthorizeURL, &p.AuthorizeURL},
+		{"redirect_uri", pf.RedirectURI, &p.RedirectURI},
+		{"usage_url", pf.UsageURL, &p.UsageURL},
+	} {
+		if u.src == nil {
+			continue
+		}
+		if err := checkURL(*u.src); err != nil {
+			return Provider{}, bad(key+"."+u.k, "%s", err)
+		}
+		*u.dst = strings.TrimRight(*u.src, "/")
+	}
+	if p.BaseURL == "" {
+		return Provider{}, bad(key+".base_url", "missing: where does %s answer? e.g. \"https://api.z.ai/api/anthropic\"", name)
+	}
+	if pf.UsageURL != nil && !builtin {
+		return Provider{}, bad(key+".usage_url", "only the built-in anthropic and openai subscriptions have a usage endpoint")
+	}
+	if pf.UsageURL == nil && builtin {
+		// Beside the endpoints it was not told about, so a base URL
+		// pointed at a test server or a gateway is not polled behind
+		// its back at the real host.
+		p.UsageURL = defaultUsageURL(p)
+	}
+	if pf.LimitScope != nil {
+		switch *pf.LimitScope {
+		case "credential", "egress":
+			p.LimitScope = *pf.LimitScope
+		default:
+			return Provider{}, bad(key+".limit_scope", "%q: use \"credential\" (each key has its own limit) or \"egress\" (one 429 cools every credential)", *pf.LimitScope)
+		}
+	}
+	if pf.MaxInFlight != nil {
+		if *pf.MaxInFlight < 0 {
+			return Provider{}, bad(key+".max_in_flight", "must be 0 (no limit) or more")
+		}
+		p.MaxInFlight = *pf.MaxInFlight
+	}
+	return p, nil
+}
+
+func parseCooldown(cf *cooldownFile, c *Config, bad badKey) error {
+	if cf == nil {
+		return nil
+	}
+	if cf.Ladder != nil {
+		if len(cf.Ladder) == 0 {
+			return bad("cooldown.ladder", "needs at least one step, e.g. [\"30s\", \"60s\", \"5m\"]")
+		}
+		l, err := durations("cooldown.ladder", cf.Ladder, func(d time.Duration) bool { return d > 0 && d <= maxLadderStep }, "between 1s and 24h", bad)
+		if err != nil {
+			return err
+		}
+		c.Ladder = l
+	}
+	if cf.ResetAfter != nil {
+		d, err := checkedDuration("cooldown.reset_after", *cf.ResetAfter, positive, "positive", bad)
+		if err != nil {
+			return err
+		}
+		c.ResetAfter = d
+	}
+	return nil
+}
+
+func parseWait(wf *waitFile, c *Config, bad badKey) error {
+	if wf == nil {
+		return nil
+	}
+	if s := wf.SoleProviderMax; s != nil {
+		d, err := checkedDuration("wait.sole_provider_max", *s, func(d time.Duration) bool { return d >= 0 }, "0 (never wait) or more", bad)
+		if err != nil {
+			return err
+		}
+		c.SoleProviderMax = d
+	}
+	if s := wf.CapacityMax; s != nil {
+		d, err := duration(*s)
+		if err != nil {
+			return bad("wait.capacity_max", "%s", err)
+		}
+		// Documented normalisation rather than an error: a negative
+		// budget means "off", and more than an hour is capped, since no
+		// client keeps a request open that long.
+		c.CapacityMax = min(max(d, 0), maxCapacityWait)
+	}
+	return nil
+}
+
+func parseRetry(rf *retryFile, c *Config, bad badKey) error {
+	if rf == nil {
+		return nil
+	}
+	if rf.Transient != nil {
+		t, err := durations("retry.transient", rf.Transient, func(d time.Duration) bool { return d >= 0 && d <= time.Minute }, "between 0s and 1m", bad)
+		if err != nil {
+			return err
+		}
+		c.TransientBackoff = t
+	}
+	if n := rf.MaxAttempts; n != nil {
+		if *n < 1 || *n > 100 {
+			return bad("retry.max_attempts", "must be between 1 and 100")
+		}
+		c.MaxAttempts = *n
+	}
+	if n := rf.MaxInFlight; n != nil {
+		if *n < 0 {
+			return bad("retry.max_in_flight", "must be 0 (no limit) or more")
+		}
+		c.MaxInFlight = *n
+	}
+	if s := rf.HeaderTimeout; s != nil {
+		d, err := checkedDuration("retry.header_timeout", *s, positive, "positive", bad)
+		if err != nil {
+			return err
+		}
+		c.HeaderTimeout = d
+	}
+	return nil
+}
+
+func parseHistory(hf *historyFile, h *History, bad badKey) error {
+	if hf == nil {
+		return nil
+	}
+	if hf.Enabled != nil {
+		h.Enabled = *hf.Enabled
+	}
+	if hf.Days != nil {
+		if *hf.Days < 1 || *hf.Days > 3650 {
+			return bad("history.days", "must be between 1 and 3650")
+		}
+		h.Days = *hf.Days
+	}
+	return nil
+}
+
+func parseUsage(uf *usageFile, u *Usage, bad badKey) error {
+	if uf == nil {
+		return nil
+	}
+	if uf.Poll != nil {
+		// Faster than the upstream refreshes its counters is only load on
+		// its endpoint; slower than a day is stale.
+		d, err := checkedDuration("usage.poll", *uf.Poll, func(d time.Duration) bool {
+			return d == 0 || d >= 30*time.Second && d <= 24*time.Hour
+		}, "0 (never poll) or between 30s and 24h", bad)
+		if err != nil {
+			return err
+		}
+		u.Poll = d
+	}
+	if n := uf.WarnAt; n != nil {
+		if *n < 1 || *n > 100 {
+			return bad("usage.warn_at", "%d: must be a percent between 1 and 100", *n)
+		}
+		u.WarnAt = *n
+	}
+	if n := uf.Reserve; n != nil {
+		if *n < 0 || *n > 99 {
+			return bad("usage.reserve", "%d: must be a percent between 0 (off) and 99", *n)
+		}
+		u.Reserve = *n
+	}
+	if uf.AllowExtraUsage != nil {
+		u.AllowExtraUsage = *uf.AllowExtraUsage
+	}
+	return nil
+}
+
+func parseSubscriptions(sf *subscriptionsFile, s *Subscriptions, bad badKey) error {
+	if sf == nil {
+		return nil
+	}
+	for i, name := range sf.OtherTools {
+		name = strings.TrimSpace(name)
+		if name == "" || len(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
+			return bad(fmt.Sprintf("subscriptions.other_tools[%d]", i), "%q: name a login by its ID or label, as `subpool list` shows them", sf.OtherTools[i])
+		}
+		s.OtherTools = append(s.OtherTools, name)
+	}
+	return nil
+}
+
+func positive(d time.Duration) bool { return d > 0 }
+
+// checkedDuration parses s as the value of key; a duration that ok refuses
+// is an error saying it must be rule.
+func checkedDuration(key, s string, ok func(time.Duration) bool, rule string, bad badKey) (time.Duration, error) {
+	d, err := duration(s)
+	if err == nil && !ok(d) {
+		err = fmt.Errorf("%q must be %s", s, rule)
+	}
+	if err != nil {
+		return 0, bad(key, "%s", err)
+	}
+	return d, nil
+}
+
+// durations parses a list of durations, each checked as checkedDuration
+// does and named by its index.
+func durations(key string, ss []string, ok func(time.Duration) bool, rule string, bad badKey) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, len(ss))
+	for i, s := range ss {
+		d, err := checkedDuration(fmt.Sprintf("%s[%d]", key, i), s, ok, rule, bad)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parsePrices(pf map[string]priceFile, c *Config, bad badKey) error {
 	models := make([]string, 0, len(pf))
 	for m := range pf {
 		models = append(models, m)
@@ -711,7 +811,9 @@ func parseSize(v any) (int64, error) {
 	return n, nil
 }
 
-func validName(s string) bool {
+// ValidName reports whether s may name a provider or a client: 1 to 40
+// lower-case letters, digits, '-' and '_'.
+func ValidName(s string) bool {
 	if s == "" || len(s) > 40 {
 		return false
 	}
