@@ -30,53 +30,17 @@ import (
 
 // FallbackTarget is one rung of a fallback ladder, resolved for a request:
 // the provider that may serve it and the model to ask that provider for.
-type FallbackTarget struct {
-	Provider string
-	Model    string
-}
-
-// fallback is serving's detour for a request whose provider is exhausted
-// (ex). It reports served when a target answered the client (or the
-// client left). Otherwise nothing was written, and note explains per
-// target why none could serve, for the refusal that follows ("" when
-// there is no ladder).
-func (rn *run) fallback(ex *policy.Action) (note string, served bool) {
-	p := rn.p
-	from := clientWire(rn.upath)
-	if p.o.Fallback == nil || from == "" || rn.r.Method != http.MethodPost {
-		return "", false
-	}
-	reason := ex.Message
-	var skipped []string
-	for _, t := range p.o.Fallback(rn.prov.Name, rn.model) {
-		why, done := rn.detour(t, from, reason, skipped)
-		if done {
-			return "", true
-		}
-		skipped = append(skipped, t.Provider+": "+why)
-	}
-	if len(skipped) == 0 {
-		return "", false
-	}
-	return "; no fallback: " + strings.Join(skipped, "; "), false
-}
+type FallbackTarget = policy.Rung
 
 // detour serves the request on one target with the ordinary attempt loop,
 // through a writer that turns the target's answers into the client's wire.
 // done means the client has its answer (or left); otherwise why says what
 // kept the target from serving, and the client has seen nothing.
-func (rn *run) detour(t FallbackTarget, from translate.Target, reason string, skipped []string) (why string, done bool) {
+func (rn *run) detour(t policy.Target, from translate.Target, reason string, skipped []string) (why string, done bool) {
 	p := rn.p
 	to := p.o.Providers[t.Provider]
 	if to == nil || to == rn.prov {
 		return "not a provider of this proxy", false
-	}
-	// Asked without a lease: a look that spends no request budget.
-	if u := p.o.Pool.Explain(pool.PickRequest{Provider: to.Name, Model: t.Model, Tool: rn.tool}); u != nil {
-		if u.Total == 0 {
-			return notLoggedIn(to.Name), false
-		}
-		return u.Error(), false
 	}
 	d := &detour{
 		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream,
@@ -99,10 +63,8 @@ func (rn *run) detour(t FallbackTarget, from translate.Target, reason string, sk
 			From: rn.prov.Name, To: to.Name, Model: rn.model, Reason: reason})
 		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}
-	tr := &run{
-		request: rn.request, w: fw, r: d.request(rn.r), prov: to, upath: d.upath, body: body, model: t.Model,
-		auth: detourAuth{Authenticator: rn.auth, d: d},
-	}
+	tr := rn.request.newRun(fw, d.request(rn.r), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
+	tr.noWait = !t.MayWait
 	d.run = tr
 	if ex := tr.loop(); ex != nil && !fw.committed {
 		// The target ran out while trying (its only key answered 429):

@@ -8,14 +8,15 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/metering"
+	"github.com/subpool/subpool/proxy/policy"
 )
 
 // classRefused is the class of an answer subpool wrote itself.
 const classRefused = classify.Class("refused")
 
-// serve answers one routed request: the attempt loop on the client's
-// provider, and when that provider is exhausted, the fallback ladder
-// around it (fallback.go). Whatever happens, request_finished goes out.
+// serve answers one routed request: its plan (policy.Plan) walked by the
+// serving loop (plan.go): the client's provider, an alias's targets, the
+// fallback ladder. Whatever happens, request_finished goes out.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	lim := p.limits.Load()
 	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
@@ -50,27 +51,32 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 		return
 	}
 	rq.info = inspect(r.Header, body)
-	rn := &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: rq.info.Model, auth: p.o.Auth}
+	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
 	al, ok := rn.admit() // the key's model limits and the aliases (alias.go)
 	if !ok {
 		return
 	}
-	ex := al.loop(rn)
+	s := &serving{own: rn, alias: al, plan: policy.Plan(p.planRequest(rn, al))}
+	ex, note := s.walk()
+	if al != nil && ex == nil {
+		al.aw.finish(rq.abort)
+	}
 	if ex == nil {
-		return
-	}
-	note := ""
-	if rq.ctx.Err() == nil {
-		var served bool
-		if note, served = al.fallback(rn, ex); served {
-			return
-		}
-	}
-	if rq.ctx.Err() != nil {
-		rq.class = classify.Aborted
 		return
 	}
 	rq.status, rq.class = ex.Status, classRefused
 	rn.setHeaders(w.Header(), "")
 	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+}
+
+// planRequest is what the plan of rn's request is made from.
+func (p *Proxy) planRequest(rn *run, al *aliasReq) policy.PlanRequest {
+	pr := policy.PlanRequest{Provider: rn.prov.Name, Model: rn.model,
+		Carries: clientWire(rn.upath) != "" && rn.r.Method == http.MethodPost}
+	if al != nil {
+		pr.Alias = al.targets
+	} else if p.o.Fallback != nil && pr.Carries {
+		pr.Ladder = p.o.Fallback(rn.prov.Name, rn.model)
+	}
+	return pr
 }

@@ -1,0 +1,171 @@
+package proxy
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// serving walks a request's plan (policy.Plan), as caddy's proxy loop
+// walks its upstreams: a target that cannot serve is skipped with its
+// reason, one that can runs the attempt loop, and the walk ends with the
+// first answer. The loop decides nothing of its own: the plan says which
+// targets, in what order, which must have a ready credential and which may
+// wait.
+type serving struct {
+	own   *run      // the request as the client sent it, on its route's provider
+	alias *aliasReq // nil when the model is no alias
+	plan  []policy.Target
+
+	// ran is the run on the route's own provider and first model, kept
+	// for a later turn of the same target (an alias list's last, waiting
+	// one), so that what it learned (credentials tried) carries over.
+	ran *run
+	// ex is the refusal the client gets when no target serves: the last
+	// one a target on the route's own provider gave, else the plan's own.
+	ex      *policy.Action
+	skipped []string
+}
+
+// newRun is the one way a run is made: the attempt loop of rq on one
+// provider, writing to w.
+func (rq *request) newRun(w http.ResponseWriter, r *http.Request, prov *Provider, upath string, body []byte, model string, au auth.Authenticator) *run {
+	return &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: model, auth: au}
+}
+
+// walk serves the plan. It returns nil when the client has its answer (or
+// left); otherwise nothing was written, and the refusal to write comes back
+// with a note per target that could not serve.
+func (s *serving) walk() (ex *policy.Action, note string) {
+	rn := s.own
+	for _, t := range s.plan {
+		if rn.ctx.Err() != nil {
+			rn.class = classify.Aborted
+			return nil, ""
+		}
+		why, done := s.serve(t)
+		if done {
+			return nil, ""
+		}
+		if why != "" {
+			s.skipped = append(s.skipped, s.label(t)+": "+why)
+		}
+	}
+	if rn.ctx.Err() != nil {
+		rn.class = classify.Aborted
+		return nil, ""
+	}
+	if s.ex == nil {
+		s.ex = &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable}
+		if s.alias != nil {
+			first := s.alias.targets[0]
+			s.ex.Message = "alias " + strconv.Quote(s.alias.name) + ": " + first.Provider + "/" + first.Model + " cannot serve now"
+		}
+	}
+	return s.ex, s.note()
+}
+
+// serve runs one target. done: the client has an answer or left. Else why
+// says what kept the target from serving ("" when it is not worth a note:
+// the request's own first turn, whose refusal is the answer's message).
+func (s *serving) serve(t policy.Target) (why string, done bool) {
+	rn := s.own
+	if t.Skip != "" {
+		return t.Skip, false
+	}
+	if t.Check {
+		// Asked without a lease: a look that spends no request budget.
+		if u := rn.p.o.Pool.Explain(pool.PickRequest{Provider: t.Provider, Model: t.Model, Tool: rn.tool}); u != nil {
+			if t.Detour && u.Total == 0 {
+				return notLoggedIn(t.Provider), false
+			}
+			return u.Error(), false
+		}
+	}
+	if t.Detour {
+		from := clientWire(rn.upath)
+		reason := s.reason()
+		return rn.detour(t, from, reason, s.skipped)
+	}
+	tr, err := s.runOn(t)
+	if err != nil {
+		return err.Error(), false
+	}
+	tr.noWait = !t.MayWait
+	ex := tr.loop()
+	tr.noWait = false
+	if ex == nil {
+		if tr != s.ran {
+			rn.fallbackTo = t.Provider + "/" + t.Model
+		}
+		return "", true
+	}
+	if tr == s.ran {
+		// The request's own target: its refusal is the one the client
+		// gets when nobody serves, and it is no note of its own.
+		s.ex = ex
+		return "", false
+	}
+	return ex.Message, false
+}
+
+// runOn is the run for a target on the route's own provider: the
+// request's own run for its first target, else a run asking for the
+// target's model (an alias list's other model of the same provider).
+func (s *serving) runOn(t policy.Target) (*run, error) {
+	rn := s.own
+	first := s.plan[0].Rung
+	if s.ran != nil && t.Rung == first {
+		return s.ran, nil
+	}
+	body := rn.body
+	if t.Model != rn.model {
+		b, err := withModel(rn.body, t.Model)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	tr := rn.request.newRun(rn.w, rn.r, rn.prov, rn.upath, body, t.Model, rn.auth)
+	if t.Rung == first {
+		s.ran = tr
+	}
+	return tr, nil
+}
+
+// label names a target in the refusal's note: the provider for a fallback
+// rung, provider/model for an alias's target.
+func (s *serving) label(t policy.Target) string {
+	if s.alias != nil {
+		return t.Provider + "/" + t.Model
+	}
+	return t.Provider
+}
+
+// reason is why the request left its own target, for the fallback event.
+func (s *serving) reason() string {
+	msg := ""
+	if s.ex != nil {
+		msg = s.ex.Message
+	}
+	if s.alias != nil {
+		return "alias " + strconv.Quote(s.alias.name) + ": " + msg
+	}
+	return msg
+}
+
+// note is the refusal's tail: what each target that could not serve said.
+func (s *serving) note() string {
+	if len(s.skipped) == 0 {
+		return ""
+	}
+	if s.alias != nil {
+		return "; alias " + strconv.Quote(s.alias.name) + " tried: " + strings.Join(s.skipped, "; ")
+	}
+	return "; no fallback: " + strings.Join(s.skipped, "; ")
+}
