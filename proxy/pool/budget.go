@@ -139,23 +139,17 @@ func (c *cred) spentFor(model string) *cooldown {
 // A report whose reset has passed says nothing about the window the next
 // request meets and changes no budget. Unknown ids are ignored.
 func (p *Pool) SetBudget(id, model string, remaining int, reset time.Time) {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return
-	}
-	now := p.clk.Now()
-	b := p.budgetFor(c, model, now)
-	// This answer is one of the unanswered attempts.
-	b.unanswered = max(b.unanswered-1, 0)
-	// The answer may end a probe after a reset, or say there is room.
-	fx := effects{wake: true}
-	if now.Before(reset) {
-		c.setBudget(b, max(remaining, 0)-b.unanswered, reset)
-		p.syncSpent(c, b, now, &fx)
-	}
-	p.unlock(&fx)
+	p.update(id, func(c *cred, now time.Time, fx *effects) {
+		b := p.budgetFor(c, model, now)
+		// This answer is one of the unanswered attempts.
+		b.unanswered = max(b.unanswered-1, 0)
+		// The answer may end a probe after a reset, or say there is room.
+		fx.wake = true
+		if now.Before(reset) {
+			c.setBudget(b, max(remaining, 0)-b.unanswered, reset)
+			p.syncSpent(c, b, now, fx)
+		}
+	})
 }
 
 // countLease counts a lease taken at now against b (its budget only with

@@ -251,64 +251,57 @@ type CooldownResult struct {
 // the hit confirms it. An unknown id does nothing and returns the zero
 // result.
 func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration, reason string) CooldownResult {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return CooldownResult{}
-	}
-	now := p.clk.Now()
-	var k key
-	switch {
-	case scope == ScopeModel && model != "":
-		k = key{cred: c, model: model}
-	case scope == ScopeProvider || c.prov.egress:
-		k = key{prov: c.prov}
-	default:
-		k = key{cred: c}
-	}
-	c.reason = reason
-	// A refusal tells as much as an outage probe would (outage.go): the
-	// next one is due outageProbeEvery after the latest of either.
-	c.prov.probeAt = now
-	cur := k.get()
-	h := p.lad.advance(cur, k.memory(), now, retryAfter)
-	res := CooldownResult{Until: h.until, Step: h.step, Steps: len(p.lad.steps), Scope: k.scope(),
-		Started: !h.kept && !h.extended, Extended: h.extended, Kept: h.kept}
-	var fx effects
-	if h.kept {
-		p.unlock(&fx)
-		return res
-	}
-	k.setMemory(h.mem)
-	if k.prov == nil {
-		p.pruneLadders(c, now)
-	}
-	e := &cooldown{scope: k.scope(), model: k.model, until: h.until, step: h.step, reason: reason}
-	p.install(k, e, now)
-	// Whatever the cooldown covers comes back as one probe: when it ends,
-	// a single request finds out whether the limit really lifted before
-	// every waiting request piles onto the credential.
-	if k.prov != nil {
-		for _, pc := range k.prov.creds {
-			pc.probe = true
+	var res CooldownResult
+	p.update(id, func(c *cred, now time.Time, fx *effects) {
+		var k key
+		switch {
+		case scope == ScopeModel && model != "":
+			k = key{cred: c, model: model}
+		case scope == ScopeProvider || c.prov.egress:
+			k = key{prov: c.prov}
+		default:
+			k = key{cred: c}
 		}
-	} else {
-		c.probe = true
-	}
-	typ := api.EventCooldownStarted
-	if h.extended {
-		typ = api.EventCooldownExtended
-	}
-	ev := k.base(typ, now)
-	until := h.until
-	ev.Until = &until
-	ev.Step = h.step
-	ev.Steps = res.Steps
-	ev.Reason = reason
-	fx.emit(ev)
-	fx.changed = true
-	p.unlock(&fx)
+		c.reason = reason
+		// A refusal tells as much as an outage probe would (outage.go): the
+		// next one is due outageProbeEvery after the latest of either.
+		c.prov.probeAt = now
+		cur := k.get()
+		h := p.lad.advance(cur, k.memory(), now, retryAfter)
+		res = CooldownResult{Until: h.until, Step: h.step, Steps: len(p.lad.steps), Scope: k.scope(),
+			Started: !h.kept && !h.extended, Extended: h.extended, Kept: h.kept}
+		if h.kept {
+			return
+		}
+		k.setMemory(h.mem)
+		if k.prov == nil {
+			p.pruneLadders(c, now)
+		}
+		e := &cooldown{scope: k.scope(), model: k.model, until: h.until, step: h.step, reason: reason}
+		p.install(k, e, now)
+		// Whatever the cooldown covers comes back as one probe: when it ends,
+		// a single request finds out whether the limit really lifted before
+		// every waiting request piles onto the credential.
+		if k.prov != nil {
+			for _, pc := range k.prov.creds {
+				pc.probe = true
+			}
+		} else {
+			c.probe = true
+		}
+		typ := api.EventCooldownStarted
+		if h.extended {
+			typ = api.EventCooldownExtended
+		}
+		ev := k.base(typ, now)
+		until := h.until
+		ev.Until = &until
+		ev.Step = h.step
+		ev.Steps = res.Steps
+		ev.Reason = reason
+		fx.emit(ev)
+		fx.changed = true
+	})
 	return res
 }
 

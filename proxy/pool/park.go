@@ -25,27 +25,19 @@ func (p *Pool) Park(id, model, kind, reason string) {
 	if kind == api.ParkRelogin {
 		model = ""
 	}
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return
-	}
-	var fx effects
-	now := p.clk.Now()
-	if until, win, ok := p.planReset(c, now); ok && kind == api.ParkPayment && model == "" && c.Kind == api.KindOAuth {
-		// A subscription refused for billing counts as spent for the plan
-		// window it is in: a new window may serve again, and parking it
-		// for good would wait on a person for what time fixes. (Claude's
-		// "third-party apps now draw from your extra usage" is no billing
-		// refusal of the login but of the tool: see BarTool.)
-		p.coolUntil(key{cred: c}, until, fmt.Sprintf("%s (held until the %s window resets in %s)", reason, win, human(until.Sub(now))), now, &fx)
-		p.backAt(c, until, win)
-		p.unlock(&fx)
-		return
-	}
-	p.parkLocked(c, model, kind, reason, now, &fx)
-	p.unlock(&fx)
+	p.update(id, func(c *cred, now time.Time, fx *effects) {
+		if until, win, ok := p.planReset(c, now); ok && kind == api.ParkPayment && model == "" && c.Kind == api.KindOAuth {
+			// A subscription refused for billing counts as spent for the plan
+			// window it is in: a new window may serve again, and parking it
+			// for good would wait on a person for what time fixes. (Claude's
+			// "third-party apps now draw from your extra usage" is no billing
+			// refusal of the login but of the tool: see BarTool.)
+			p.coolUntil(key{cred: c}, until, fmt.Sprintf("%s (held until the %s window resets in %s)", reason, win, human(until.Sub(now))), now, fx)
+			p.backAt(c, until, win)
+			return
+		}
+		p.parkLocked(c, model, kind, reason, now, fx)
+	})
 }
 
 // planReset is when c's plan window resets, when a subscription reported

@@ -307,6 +307,23 @@ func (p *Pool) unlock(fx *effects) {
 	}
 }
 
+// update runs f on the credential id names while holding p.mu, then
+// unlocks with the effects f gathered, so events go out and waiters wake
+// only after the lock is released. For an id the pool does not hold it
+// runs nothing and returns ErrUnknown.
+func (p *Pool) update(id string, f func(c *cred, now time.Time, fx *effects)) error {
+	p.mu.Lock()
+	c := p.byID[id]
+	if c == nil {
+		p.mu.Unlock()
+		return ErrUnknown
+	}
+	var fx effects
+	f(c, p.clk.Now(), &fx)
+	p.unlock(&fx)
+	return nil
+}
+
 // event starts an event about c. The hub assigns IDs and may overwrite Time.
 func event(t api.EventType, c *cred, now time.Time) api.Event {
 	return api.Event{Type: t, Time: now, Provider: c.Provider, CredentialID: c.ID, Label: c.Label}
@@ -384,36 +401,29 @@ func (p *Pool) Add(c Credential) {
 // Remove drops a credential and its state. Leases on it stay valid and
 // their Release is harmless.
 func (p *Pool) Remove(id string) error {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return ErrUnknown
-	}
-	now := p.clk.Now()
-	if c.cool != nil {
-		c.cool.timer.Stop()
-		c.cool = nil
-	}
-	for _, e := range c.models {
-		e.timer.Stop()
-	}
-	c.models = nil
-	for _, b := range c.buds {
-		if b.spent != nil {
-			b.spent.timer.Stop()
-			b.spent = nil
+	return p.update(id, func(c *cred, now time.Time, fx *effects) {
+		if c.cool != nil {
+			c.cool.timer.Stop()
+			c.cool = nil
 		}
-	}
-	c.usage.stop()
-	c.removed = true
-	delete(p.byID, id)
-	p.creds = slices.DeleteFunc(p.creds, func(x *cred) bool { return x == c })
-	c.prov.creds = slices.DeleteFunc(c.prov.creds, func(x *cred) bool { return x == c })
-	fx := effects{changed: true}
-	fx.emit(event(api.EventCredentialRemoved, c, now))
-	p.unlock(&fx)
-	return nil
+		for _, e := range c.models {
+			e.timer.Stop()
+		}
+		c.models = nil
+		for _, b := range c.buds {
+			if b.spent != nil {
+				b.spent.timer.Stop()
+				b.spent = nil
+			}
+		}
+		c.usage.stop()
+		c.removed = true
+		delete(p.byID, id)
+		p.creds = slices.DeleteFunc(p.creds, func(x *cred) bool { return x == c })
+		c.prov.creds = slices.DeleteFunc(c.prov.creds, func(x *cred) bool { return x == c })
+		fx.changed = true
+		fx.emit(event(api.EventCredentialRemoved, c, now))
+	})
 }
 
 // Pause takes a credential out of selection until Resume. Pausing a
@@ -424,24 +434,16 @@ func (p *Pool) Pause(id string) error { return p.setPaused(id, true) }
 func (p *Pool) Resume(id string) error { return p.setPaused(id, false) }
 
 func (p *Pool) setPaused(id string, paused bool) error {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return ErrUnknown
-	}
-	var fx effects
-	if c.paused != paused {
-		now := p.clk.Now()
-		c.paused = paused
-		fx.wake = !paused
-		e := event(api.EventCredentialUpdated, c, now)
-		e.State = c.state(now)
-		fx.emit(e)
-		fx.changed = true
-	}
-	p.unlock(&fx)
-	return nil
+	return p.update(id, func(c *cred, now time.Time, fx *effects) {
+		if c.paused != paused {
+			c.paused = paused
+			fx.wake = !paused
+			e := event(api.EventCredentialUpdated, c, now)
+			e.State = c.state(now)
+			fx.emit(e)
+			fx.changed = true
+		}
+	})
 }
 
 // Credential returns the metadata of one credential.
@@ -525,25 +527,19 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 // as a success, it clears the credential's reason when nothing holds it
 // back any more, as Record does.
 func (p *Pool) Confirm(id, model string) {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return
-	}
-	now := p.clk.Now()
-	fx := effects{wake: true}
-	if c.outageProbes > 0 {
-		p.endGuessed(c, model, now, &fx)
-	}
-	c.probe = false
-	if b := c.buds[model]; b != nil && b.refilling(now) {
-		c.setBudget(b, 0, time.Time{})
-	}
-	if c.clearLocked(now) {
-		c.reason = ""
-	}
-	p.unlock(&fx)
+	p.update(id, func(c *cred, now time.Time, fx *effects) {
+		fx.wake = true
+		if c.outageProbes > 0 {
+			p.endGuessed(c, model, now, fx)
+		}
+		c.probe = false
+		if b := c.buds[model]; b != nil && b.refilling(now) {
+			c.setBudget(b, 0, time.Time{})
+		}
+		if c.clearLocked(now) {
+			c.reason = ""
+		}
+	})
 }
 
 // clearLocked reports whether nothing holds c back at any scope.
@@ -593,58 +589,50 @@ func (p *Pool) SetExpiry(id string, t time.Time) {
 // park stays: only a new login clears it (Unpark). Pause stays too: that
 // is the user's own choice.
 func (p *Pool) Reset(id string) error {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return ErrUnknown
-	}
-	now := p.clk.Now()
-	var fx effects
-	end := func(k key, e *cooldown) {
-		e.timer.Stop()
-		k.set(nil)
-		if active(e, now) {
-			fx.emit(k.ended(e, now))
-		}
-		fx.changed = true
-	}
-	if e := c.prov.cool; e != nil {
-		end(key{prov: c.prov}, e)
-	}
-	if e := c.cool; e != nil {
-		end(key{cred: c}, e)
-	}
-	for _, m := range sortedKeys(c.models) {
-		end(key{cred: c, model: m}, c.models[m])
-	}
-	if p.forgetBudgets(c, now, &fx) {
-		fx.changed = true
-	}
-	if p.forgetModelWindows(c, now, &fx) {
-		fx.changed = true
-	}
-	if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {
-		c.ladders = nil
-		c.prov.ladder = ladderMem{}
-		fx.changed = true
-	}
-	if n := len(c.parks); n > 0 {
-		c.parks = slices.DeleteFunc(c.parks, func(pk api.Park) bool { return pk.Kind == api.ParkPayment })
-		if len(c.parks) != n {
+	return p.update(id, func(c *cred, now time.Time, fx *effects) {
+		end := func(k key, e *cooldown) {
+			e.timer.Stop()
+			k.set(nil)
+			if active(e, now) {
+				fx.emit(k.ended(e, now))
+			}
 			fx.changed = true
 		}
-	}
-	if fx.changed {
-		c.reason = ""
-		fx.wake = true
-		e := event(api.EventCredentialUpdated, c, now)
-		e.State = c.state(now)
-		e.Reason = "reset"
-		fx.emit(e)
-	}
-	p.unlock(&fx)
-	return nil
+		if e := c.prov.cool; e != nil {
+			end(key{prov: c.prov}, e)
+		}
+		if e := c.cool; e != nil {
+			end(key{cred: c}, e)
+		}
+		for _, m := range sortedKeys(c.models) {
+			end(key{cred: c, model: m}, c.models[m])
+		}
+		if p.forgetBudgets(c, now, fx) {
+			fx.changed = true
+		}
+		if p.forgetModelWindows(c, now, fx) {
+			fx.changed = true
+		}
+		if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {
+			c.ladders = nil
+			c.prov.ladder = ladderMem{}
+			fx.changed = true
+		}
+		if n := len(c.parks); n > 0 {
+			c.parks = slices.DeleteFunc(c.parks, func(pk api.Park) bool { return pk.Kind == api.ParkPayment })
+			if len(c.parks) != n {
+				fx.changed = true
+			}
+		}
+		if fx.changed {
+			c.reason = ""
+			fx.wake = true
+			e := event(api.EventCredentialUpdated, c, now)
+			e.State = c.state(now)
+			e.Reason = "reset"
+			fx.emit(e)
+		}
+	})
 }
 
 // state is the credential-wide state for status and events. A credential

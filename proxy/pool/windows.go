@@ -109,24 +109,17 @@ func (p *Pool) SetReserve(id string, percent int) error {
 	if percent > 99 {
 		return fmt.Errorf("a reserve of %d%% would keep the whole subscription back; use 0 to 99, or pause it (subpool pause %s)", percent, id)
 	}
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return ErrUnknown
-	}
-	now := p.clk.Now()
-	u := c.usageLocked()
-	fx := effects{changed: true}
-	u.reserve, u.set = max(percent, 0), percent >= 0
-	p.holdReserve(c, now, &fx)
-	e := event(api.EventCredentialUpdated, c, now)
-	e.State = c.state(now)
-	e.Reason = fmt.Sprintf("reserve %d%%", p.reserveOf(c))
-	e.Until = heldUntil(u, now) // the tray shows the hold without a new snapshot
-	fx.emit(e)
-	p.unlock(&fx)
-	return nil
+	return p.update(id, func(c *cred, now time.Time, fx *effects) {
+		u := c.usageLocked()
+		fx.changed = true
+		u.reserve, u.set = max(percent, 0), percent >= 0
+		p.holdReserve(c, now, fx)
+		e := event(api.EventCredentialUpdated, c, now)
+		e.State = c.state(now)
+		e.Reason = fmt.Sprintf("reserve %d%%", p.reserveOf(c))
+		e.Until = heldUntil(u, now) // the tray shows the hold without a new snapshot
+		fx.emit(e)
+	})
 }
 
 // reserveOf is c's reserve in percent: its own, else [usage] reserve; 0
@@ -171,27 +164,20 @@ func (p *Pool) UsageAt(id string) time.Time {
 //
 // Unknown ids are ignored.
 func (p *Pool) SetQuota(id string, q classify.Quota) {
-	p.mu.Lock()
-	c := p.byID[id]
-	if c == nil {
-		p.mu.Unlock()
-		return
-	}
-	now := p.clk.Now()
-	var fx effects
-	u := c.usageLocked()
-	u.q, u.at = q, now
-	c.util = q.Utilization(now)
-	news := p.coolSpent(c, now, &fx)
-	news = p.holdReserve(c, now, &fx) || news
-	news = p.warn(c, now, &fx) || news
-	if news || now.Sub(u.announced) >= usageEvery {
-		u.announced = now
-		e := event(api.EventUsageUpdated, c, now)
-		e.Windows = slices.Clone(c.util.Windows)
-		fx.emit(e)
-	}
-	p.unlock(&fx)
+	p.update(id, func(c *cred, now time.Time, fx *effects) {
+		u := c.usageLocked()
+		u.q, u.at = q, now
+		c.util = q.Utilization(now)
+		news := p.coolSpent(c, now, fx)
+		news = p.holdReserve(c, now, fx) || news
+		news = p.warn(c, now, fx) || news
+		if news || now.Sub(u.announced) >= usageEvery {
+			u.announced = now
+			e := event(api.EventUsageUpdated, c, now)
+			e.Windows = slices.Clone(c.util.Windows)
+			fx.emit(e)
+		}
+	})
 }
 
 // spent reports that w is used up: the upstream says rejected, or, where
