@@ -3,11 +3,11 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/subpool/subpool/proxy/metering"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
+	"github.com/subpool/subpool/proxy/sse"
 )
 
 // maxErrorBody bounds how much of a refusal is read to classify it; the
@@ -320,252 +321,207 @@ func (rn *run) authFailed(cred pool.Credential, err error) {
 	rn.pinned = ""
 }
 
-// lease picks the credential for the next attempt. When none can take the
-// request, the policy says whether to wait for the pool; a wait ends when
-// the pool says something changed (a release, a cooldown's end, a
-// credential added or resumed), not on a poll. One wait_started /
-// wait_ended pair covers the whole wait, however many wake-ups it takes.
-func (rn *run) lease() (*pool.Lease, *policy.Action) {
-	p := rn.p
-	pl := p.o.Pool
-	waiting := false
-	end := func(outcome string) {
-		if waiting {
-			waiting = false
-			rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name,
-				Kind: api.WaitSoleProvider, Outcome: outcome, Model: rn.model})
-		}
-	}
-	// The pool's change signal is taken only once a look has found
-	// nothing, and before the look that precedes a wait, so a change
-	// between that look and the wait is not missed; a request that finds a
-	// credential at once never makes the pool build one.
-	var changed <-chan struct{}
-	for {
-		if rn.pinned != "" {
-			l, err := pl.Acquire(rn.pinned, rn.model)
-			if err == nil {
-				end("ready")
-				return l, nil
-			}
-			rn.pinned = ""
-		}
-		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude, Tool: rn.tool})
-		if err == nil {
-			end("ready")
-			return l, nil
-		}
-		var u *pool.Unavailable
-		if !errors.As(err, &u) {
-			end("failed")
-			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}
-		}
-		if changed == nil {
-			changed = pl.Changed()
-			continue
-		}
-		pol := rn.pol
-		if rn.noWait {
-			pol.SoleProviderMax = 0
-		}
-		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u))
-		if act.Kind != policy.WaitPool {
-			end("gave_up")
-			return nil, &act
-		}
-		now := p.o.Clock.Now()
-		if !waiting {
-			waiting = true
-			until := now.Add(act.Delay)
-			rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name,
-				Kind: api.WaitSoleProvider, WaitMS: act.Delay.Milliseconds(), Until: &until, Reason: u.Error(), Model: rn.model})
-		}
-		err = rn.sleepUntil(act.Delay, changed)
-		changed = nil
-		after := p.o.Clock.Now()
-		rn.waited.Total += after.Sub(now)
-		rn.waited.Count++
-		if err != nil {
-			rn.class = classify.Aborted
-			end("aborted")
-			return nil, nil
-		}
-	}
-}
-
-// view is the pool's answer as the policy reads it.
-func (rn *run) view(u *pool.Unavailable) policy.Unavailable {
-	why := u.Error()
-	if u.Total == 0 {
-		why = fmt.Sprintf("no %s credentials: add one with `subpool add-key %s --label NAME` or `subpool login %s`", rn.prov.Name, rn.prov.Name, rn.prov.Name)
-	} else if len(rn.exclude) > 0 && rn.lastReason != "" {
-		why += "; last error: " + rn.lastReason
-	}
-	return policy.Unavailable{Total: u.Total, Busy: u.Busy, NextReady: u.NextReady, HasNext: u.HasNext, Why: why}
-}
-
-// wait sleeps d with wait_started/wait_ended around it. It returns an
-// error (and marks the request aborted) if the client left.
-func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-chan struct{}) error {
-	p := rn.p
-	until := p.o.Clock.Now().Add(d)
-	rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name, CredentialID: credID,
-		Kind: kind, WaitMS: d.Milliseconds(), Until: &until, Reason: reason, Model: rn.model})
-	err := rn.sleepUntil(d, wake)
-	outcome := "ready"
-	if err != nil {
-		outcome = "aborted"
-		rn.class = classify.Aborted
-	}
-	rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
-		Kind: kind, Outcome: outcome, Model: rn.model})
-	return err
-}
-
-func (rn *run) sleep(d time.Duration) error { return rn.sleepUntil(d, nil) }
-
-// sleepUntil waits d on the clock, or until wake is closed, or until the
-// client leaves (an error).
-func (rn *run) sleepUntil(d time.Duration, wake <-chan struct{}) error {
-	start := rn.p.o.Clock.Now()
-	defer func() { rn.waitedTotal += rn.p.o.Clock.Now().Sub(start) }()
-	t := rn.p.o.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-rn.ctx.Done():
-		return rn.ctx.Err()
-	case <-t.C():
-	case <-wake:
-	}
-	return nil
-}
-
-// fail answers with subpool's own provider-shaped error.
-func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retryHint) {
-	rn.status = status
-	if rn.class == "" {
-		rn.class = classRefused
-	}
-	if rn.committed {
-		rn.w.Write(statusEvent(rn.prov.Wire, status, "", ownWords(msg)))
-		http.NewResponseController(rn.w).Flush()
-		return
-	}
-	rn.setHeaders(rn.w.Header(), rn.cred)
-	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
-}
-
-// setHeaders names the credential and the attempts on the answer. Keys
-// are set as net/http spells them, without canonicalizing: every answer
-// pays for this.
-func (rn *run) setHeaders(h http.Header, credID string) {
-	if credID != "" {
-		h["X-Subpool-Credential"] = []string{credID}
-	}
-	if rn.attempts < len(attemptValues) {
-		h["X-Subpool-Attempts"] = attemptValues[rn.attempts]
-	} else {
-		h["X-Subpool-Attempts"] = []string{strconv.Itoa(rn.attempts)}
-	}
-}
-
-// attemptValues are the usual x-subpool-attempts values, shared; each
-// slice's capacity is its length, so an append copies.
-var attemptValues = func() [][]string {
-	v := make([][]string, 10)
-	for i := range v {
-		v[i] = []string{strconv.Itoa(i)}
-	}
-	return v
-}()
-
-// send makes one upstream request with cred's auth.
-func (rn *run) send(au auth.Auth) (*http.Response, error) {
-	base := rn.prov.BaseURL
-	if au.BaseURL != "" {
-		base = au.BaseURL
-	}
-	path := rn.upath
-	if au.StripV1 {
-		path = strings.TrimPrefix(path, "/v1")
-	}
-	u := strings.TrimRight(base, "/") + path
-	if rn.r.URL.RawQuery != "" {
-		u += "?" + rn.r.URL.RawQuery
-	}
-	var body io.Reader = http.NoBody
-	if rn.body != nil {
-		body = bytes.NewReader(rn.body)
-	}
-	out, err := http.NewRequestWithContext(rn.ctx, rn.r.Method, u, body)
-	if err != nil {
-		return nil, err
-	}
-	out.Header = outboundHeader(rn.r.Header, au.Header)
-	if rn.body != nil {
-		out.ContentLength = int64(len(rn.body))
-		b := rn.body
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	}
-	return rn.p.o.Transport.RoundTrip(out)
-}
-
-// dropOutbound are headers never forwarded upstream: hop-by-hop ones, and
-// anything that identifies the client to subpool rather than to the
-// upstream. Keys are canonical, as net/http delivers them.
-var dropOutbound = map[string]bool{
-	"Authorization": true, "X-Api-Key": true, "Cookie": true, "Host": true, "Content-Length": true,
-	"Accept-Encoding": true, // the transport negotiates gzip and decodes it, so errors stay readable
-	"Connection":      true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authorization": true,
-	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
-	"Forwarded": true, "X-Forwarded-For": true, "X-Forwarded-Host": true, "X-Forwarded-Proto": true, "X-Real-Ip": true,
-}
-
-// outboundHeader builds the upstream request's headers in one pass over
-// the client's (every request pays for it). Value slices are shared with
-// the inbound request, which nothing modifies.
-func outboundHeader(in, au http.Header) http.Header {
-	h := make(http.Header, len(in)+len(au))
-	for k, vs := range in {
-		if dropOutbound[k] || strings.HasPrefix(k, "X-Subpool-") {
-			continue
-		}
-		h[k] = vs
-	}
-	for k, vs := range au {
-		ck := http.CanonicalHeaderKey(k)
-		if ck == "Anthropic-Beta" {
-			h[ck] = []string{mergeBetas(in.Values("Anthropic-Beta"), vs)}
-			continue
-		}
-		h[ck] = vs
-	}
-	return h
-}
-
-// mergeBetas joins the client's betas with the ones a credential needs,
-// once each, in order: Claude Code sends its own list and OAuth needs
-// oauth-2025-04-20 on top.
-func mergeBetas(client, need []string) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, list := range [][]string{client, need} {
-		for _, v := range list {
-			for _, b := range strings.Split(v, ",") {
-				b = strings.TrimSpace(b)
-				if b != "" && !seen[b] {
-					seen[b] = true
-					out = append(out, b)
-				}
-			}
-		}
-	}
-	return strings.Join(out, ",")
-}
-
 // emit sends an event about this request, naming the client key that made
 // it, so that the tray and history can tell the tools apart.
 func (rn *run) emit(e api.Event) {
 	e.Client = clientName(rn.request.r)
 	rn.p.o.Events.Emit(e)
+}
+
+// maxHeld bounds the stream preamble held back while we make sure a 200
+// stream is not an error in disguise.
+const maxHeld = 64 << 10
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	// The two types upstreams send, spelled as they send them, are told
+	// apart without a full media-type parse on every answer.
+	if rest, ok := strings.CutPrefix(ct, "text/event-stream"); ok && (rest == "" || rest[0] == ';' || rest[0] == ' ') {
+		return true
+	}
+	if strings.HasPrefix(ct, "application/json") {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/event-stream"
+}
+
+// preamble events carry no content: an error may still follow them before
+// the first delta, so they are held back with it.
+var preamble = map[string]bool{
+	"message_start": true, "ping": true, "content_block_start": true,
+	"response.created": true, "response.in_progress": true,
+	"response.output_item.added": true, "response.content_part.added": true,
+	// Codex's backend reports the plan's windows in-stream before content.
+	"codex.rate_limits": true, "codex.response.metadata": true,
+}
+
+// answer is one attempt's answer as far as it was read to judge it.
+type answer struct {
+	resp    *http.Response
+	verdict classify.Verdict
+	// head is what was read of the body: an error body's first
+	// maxErrorBody bytes, or a stream's held-back preamble (the raw
+	// bytes, error event included).
+	head []byte
+	// events reads the rest of a 200 stream after head; nil when the
+	// stream goes on as plain bytes (one of its events was too large to
+	// read as an event).
+	events *sse.Reader
+	stream bool
+	// inStream: the verdict comes from an error event inside a 200
+	// stream; errData is that event's data.
+	inStream bool
+	errData  []byte
+	// meter has the usage of the events read so far; it becomes the
+	// request's only if this answer is delivered.
+	meter metering.Meter
+}
+
+func (a *answer) close() {
+	if a.resp != nil {
+		a.resp.Body.Close()
+	}
+}
+
+// answer sends one attempt and reads as much of the answer as it takes to
+// judge it: the status and headers, a refusal's body, or a 200 stream's
+// events up to the first with content. Of a stream whose first event is
+// no refusal, it sends the client the headers on the way (peek, commit).
+func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
+	p := rn.p
+	resp, err := rn.send(au)
+	now := p.o.Clock.Now()
+	a := &answer{resp: resp}
+	if err != nil {
+		if rn.ctx.Err() != nil {
+			// The classifier reads this as aborted, never as the
+			// upstream's fault.
+			err = context.Canceled
+		}
+		a.verdict = classify.Classify(rn.profile, classify.Response{Err: err}, now)
+		return a
+	}
+	if q, ok := classify.ReadWindows(resp.Header, now); ok {
+		p.o.Pool.SetQuota(cred.ID, q)
+	}
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if !ok {
+		a.head, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		a.verdict = classify.Classify(rn.profile, classify.Response{Status: resp.StatusCode, Header: resp.Header, Body: a.head}, now)
+	} else {
+		a.verdict = classify.Verdict{Class: classify.OK, Status: resp.StatusCode}
+	}
+	// The budget is the model's the lease was taken for: upstreams count
+	// request limits per model. A rate-limit refusal's budget is left to
+	// its cooldown, which the classifier already times by the spent
+	// count's reset; a second, budget-shaped cooldown would only repeat
+	// it. It is set before the answer is acted on, with the lease still
+	// held: a 2xx lets the waiting requests in, and they must meet it.
+	if a.verdict.Class != classify.RateLimit {
+		if n, reset, ok := classify.ParseBudget(resp.Header, now); ok {
+			p.o.Pool.SetBudget(cred.ID, rn.model, n, reset)
+		}
+	}
+	if ok && isEventStream(resp.Header) {
+		rn.peek(a, cred.ID)
+	}
+	return a
+}
+
+// peek reads a 200 stream's events until the first one with content, or
+// an error event: errors can arrive inside a 200 stream before any
+// content, and such a stream is acted on like the HTTP error it stands
+// for.
+//
+// Once the stream's first event has shown it is no error in disguise
+// (the usual refusal comes first, in place of message_start), its headers
+// go to the client while the events stay held: the client is then ready
+// to read when content comes, and a later refusal before content can
+// still be retried, since no byte of the body has gone out (commit).
+func (rn *run) peek(a *answer, credID string) {
+	r := sse.NewReader(a.resp.Body, 0, true)
+	a.events, a.stream = r, true
+	var held []byte
+	for len(held) < maxHeld {
+		ev, err := r.Next()
+		held = append(held, ev.Raw...)
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF) && len(held) > 0:
+				// A short stream that ended cleanly: deliver as is.
+				a.head = held
+				return
+			case errors.Is(err, sse.ErrTooLarge):
+				// Not ours to judge: pass it on as it comes.
+				a.head = append(held, r.Buffered()...)
+				a.events = nil
+				return
+			case rn.ctx.Err() != nil:
+				a.verdict = classify.Verdict{Class: classify.Aborted, Reason: "the client went away"}
+				return
+			case errors.Is(err, io.EOF):
+				err = io.ErrUnexpectedEOF
+			}
+			a.verdict = classify.Classify(rn.profile, classify.Response{Err: err}, rn.p.o.Clock.Now())
+			return
+		}
+		if ev.Name == "" && len(ev.Data) == 0 {
+			continue // a comment or keep-alive
+		}
+		a.meter.Event(ev.Name, ev.Data)
+		rn.readRateLimits(credID, ev)
+		if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
+			a.verdict, a.inStream = v, true
+			a.errData = bytes.Clone(ev.Data)
+			a.head = held
+			return
+		}
+		if !preamble[ev.Name] && !(ev.Name == "" && emptyChatChunk(ev.Data)) {
+			break
+		}
+		if !rn.committed {
+			rn.commit(a.resp, credID)
+		}
+	}
+	a.head = held
+}
+
+// emptyChatChunk reports a Chat Completions chunk that carries no content
+// yet: the opening one names the role with an empty content, and an error
+// may still follow it. It only runs on a stream's first events.
+func emptyChatChunk(data []byte) bool {
+	var c struct {
+		Choices []struct {
+			Delta map[string]json.RawMessage `json:"delta"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &c) != nil || len(c.Choices) == 0 {
+		return false
+	}
+	for _, ch := range c.Choices {
+		for k, v := range ch.Delta {
+			switch string(v) {
+			case `""`, "null", "[]":
+				continue
+			}
+			if k != "role" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readRateLimits gives the pool the windows a Codex stream reports in its
+// codex.rate_limits event, as the x-codex-* headers are read. Only a named
+// event is read: Codex's backend names it, and an unnamed event is a Chat
+// Completions chunk, not worth a look each.
+func (rn *run) readRateLimits(credID string, ev sse.Event) {
+	if ev.Name != "codex.rate_limits" {
+		return
+	}
+	if q, ok := classify.ReadRateLimitEvent(ev.Name, ev.Data, rn.p.o.Clock.Now()); ok {
+		rn.p.o.Pool.SetQuota(credID, q)
+	}
 }

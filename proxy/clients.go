@@ -145,3 +145,9 @@ func (p *Proxy) InFlightByClient() map[string]int {
 	}
 	return out
 }
+
+// clientName is the name of the client key a request was made with, for
+// attribution in events, status and history; "" when none.
+func clientName(r *http.Request) string {
+	return clientOf(r).Name
+}

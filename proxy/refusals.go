@@ -1,13 +1,19 @@
 package proxy
 
+// Refusals: subpool's own answers in the provider's error shape, with what
+// they tell the client's retry loop, and the upstream's refusals relayed.
+
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/subpool/subpool/proxy/classify"
 )
 
 // retryHint is what a refusal of subpool's tells the client's retry loop.
@@ -176,4 +182,117 @@ func errorEvent(wire string, status int, body []byte) []byte {
 		code = e.Error.Type
 	}
 	return statusEvent(wire, status, code, e.Error.Message)
+}
+
+// fail answers with subpool's own provider-shaped error.
+func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retryHint) {
+	rn.status = status
+	if rn.class == "" {
+		rn.class = classRefused
+	}
+	if rn.committed {
+		rn.w.Write(statusEvent(rn.prov.Wire, status, "", ownWords(msg)))
+		http.NewResponseController(rn.w).Flush()
+		return
+	}
+	rn.setHeaders(rn.w.Header(), rn.cred)
+	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
+}
+
+// relay gives the client the upstream's refusal: an HTTP error as it came,
+// byte for byte however large (only its head was read to classify it); an
+// error inside a 200 stream as the HTTP error it stands for, with the
+// provider's JSON error body, never as an empty 200. Once the client has
+// a stream's headers (commit), the refusal goes in the stream: the
+// upstream's own events up to its error, or its HTTP error as the wire's
+// error event.
+func (rn *run) relay(credID string, a *answer, status int) {
+	rn.class, rn.cred, rn.status = a.verdict.Class, credID, status
+	if a.resp == nil {
+		rn.fail(http.StatusBadGateway, rn.lastReason, 0, mayRetry)
+		return
+	}
+	defer a.resp.Body.Close()
+	if rn.committed {
+		ev := a.head
+		if !a.inStream {
+			ev = errorEvent(rn.prov.Wire, status, a.head)
+		}
+		rn.w.Write(ev)
+		http.NewResponseController(rn.w).Flush()
+		return
+	}
+	h := rn.w.Header()
+	copyHeader(h, a.resp.Header)
+	rn.setHeaders(h, credID)
+	if a.verdict.Class == classify.ClientError {
+		// The request itself is refused (a 429 credits_required among
+		// them): sent again it is refused again.
+		h.Set("X-Should-Retry", "false")
+	}
+	if a.inStream {
+		body := streamErrorBody(rn.prov.Wire, a.errData)
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		rn.w.WriteHeader(status)
+		rn.w.Write(body)
+		return
+	}
+	rn.w.WriteHeader(status)
+	if _, err := rn.w.Write(a.head); err != nil {
+		return
+	}
+	io.Copy(rn.w, a.resp.Body)
+}
+
+// streamErrorBody is an in-stream error event's data as the error body the
+// same API sends with an HTTP status. Anthropic's error event and a Chat
+// Completions error chunk already are one; a Responses `response.failed`
+// or `error` event has its error elsewhere and is reshaped.
+func streamErrorBody(wire string, data []byte) []byte {
+	var ev struct {
+		Type     string          `json:"type"`
+		Error    json.RawMessage `json:"error"`
+		Code     any             `json:"code"`
+		Message  string          `json:"message"`
+		Param    any             `json:"param"`
+		Response struct {
+			Error *struct {
+				Code    any    `json:"code"`
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return errorBody(wire, http.StatusBadGateway, "the upstream sent an unreadable error: "+quoteShort(string(data)))
+	}
+	if len(ev.Error) > 0 && ev.Error[0] == '{' {
+		return data
+	}
+	type oe struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   any    `json:"param"`
+		Code    any    `json:"code"`
+	}
+	e := oe{Message: ev.Message, Type: "server_error", Param: ev.Param, Code: ev.Code}
+	if r := ev.Response.Error; r != nil {
+		e.Message, e.Code = r.Message, r.Code
+		if r.Type != "" {
+			e.Type = r.Type
+		}
+	}
+	if c, ok := e.Code.(string); ok && e.Type == "server_error" {
+		switch c {
+		case "context_length_exceeded", "invalid_prompt", "invalid_request_error":
+			e.Type = "invalid_request_error"
+		case "rate_limit_exceeded", "insufficient_quota", "usage_limit_reached":
+			e.Type = c
+		}
+	}
+	b, _ := json.Marshal(struct {
+		Error oe `json:"error"`
+	}{e})
+	return b
 }

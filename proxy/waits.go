@@ -1,0 +1,140 @@
+package proxy
+
+// Waits: for the pool when no credential can take the request now, and
+// the sleeps of in-place retries and capacity waits, all on the clock and
+// ended early when the client leaves.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// lease picks the credential for the next attempt. When none can take the
+// request, the policy says whether to wait for the pool; a wait ends when
+// the pool says something changed (a release, a cooldown's end, a
+// credential added or resumed), not on a poll. One wait_started /
+// wait_ended pair covers the whole wait, however many wake-ups it takes.
+func (rn *run) lease() (*pool.Lease, *policy.Action) {
+	p := rn.p
+	pl := p.o.Pool
+	waiting := false
+	end := func(outcome string) {
+		if waiting {
+			waiting = false
+			rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name,
+				Kind: api.WaitSoleProvider, Outcome: outcome, Model: rn.model})
+		}
+	}
+	// The pool's change signal is taken only once a look has found
+	// nothing, and before the look that precedes a wait, so a change
+	// between that look and the wait is not missed; a request that finds a
+	// credential at once never makes the pool build one.
+	var changed <-chan struct{}
+	for {
+		if rn.pinned != "" {
+			l, err := pl.Acquire(rn.pinned, rn.model)
+			if err == nil {
+				end("ready")
+				return l, nil
+			}
+			rn.pinned = ""
+		}
+		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude, Tool: rn.tool})
+		if err == nil {
+			end("ready")
+			return l, nil
+		}
+		var u *pool.Unavailable
+		if !errors.As(err, &u) {
+			end("failed")
+			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}
+		}
+		if changed == nil {
+			changed = pl.Changed()
+			continue
+		}
+		pol := rn.pol
+		if rn.noWait {
+			pol.SoleProviderMax = 0
+		}
+		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u))
+		if act.Kind != policy.WaitPool {
+			end("gave_up")
+			return nil, &act
+		}
+		now := p.o.Clock.Now()
+		if !waiting {
+			waiting = true
+			until := now.Add(act.Delay)
+			rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name,
+				Kind: api.WaitSoleProvider, WaitMS: act.Delay.Milliseconds(), Until: &until, Reason: u.Error(), Model: rn.model})
+		}
+		err = rn.sleepUntil(act.Delay, changed)
+		changed = nil
+		after := p.o.Clock.Now()
+		rn.waited.Total += after.Sub(now)
+		rn.waited.Count++
+		if err != nil {
+			rn.class = classify.Aborted
+			end("aborted")
+			return nil, nil
+		}
+	}
+}
+
+// view is the pool's answer as the policy reads it.
+func (rn *run) view(u *pool.Unavailable) policy.Unavailable {
+	why := u.Error()
+	if u.Total == 0 {
+		why = fmt.Sprintf("no %s credentials: add one with `subpool add-key %s --label NAME` or `subpool login %s`", rn.prov.Name, rn.prov.Name, rn.prov.Name)
+	} else if len(rn.exclude) > 0 && rn.lastReason != "" {
+		why += "; last error: " + rn.lastReason
+	}
+	return policy.Unavailable{Total: u.Total, Busy: u.Busy, NextReady: u.NextReady, HasNext: u.HasNext, Why: why}
+}
+
+// wait sleeps d with wait_started/wait_ended around it. It returns an
+// error (and marks the request aborted) if the client left.
+func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-chan struct{}) error {
+	p := rn.p
+	until := p.o.Clock.Now().Add(d)
+	rn.emit(api.Event{Type: api.EventWaitStarted, Provider: rn.prov.Name, CredentialID: credID,
+		Kind: kind, WaitMS: d.Milliseconds(), Until: &until, Reason: reason, Model: rn.model})
+	err := rn.sleepUntil(d, wake)
+	outcome := "ready"
+	if err != nil {
+		outcome = "aborted"
+		rn.class = classify.Aborted
+	}
+	rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
+		Kind: kind, Outcome: outcome, Model: rn.model})
+	return err
+}
+
+func (rn *run) sleep(d time.Duration) error { return rn.sleepUntil(d, nil) }
+
+// sleepUntil waits d on the clock, or until wake is closed, or until the
+// client leaves (an error).
+func (rn *run) sleepUntil(d time.Duration, wake <-chan struct{}) error {
+	start := rn.p.o.Clock.Now()
+	defer func() { rn.waitedTotal += rn.p.o.Clock.Now().Sub(start) }()
+	t := rn.p.o.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-rn.ctx.Done():
+		return rn.ctx.Err()
+	case <-t.C():
+	case <-wake:
+	}
+	return nil
+}
+
+func jitter() float64 { return rand.Float64() }
