@@ -22,100 +22,14 @@ import (
 // ReadCodexUsage). testdata/windows holds the real answers they are built
 // from, each with its source.
 
-// Window is one quota window as its upstream reports it.
-type Window struct {
-	api.Window // Name, Used (fraction), ResetsAt, Binding
-	// Status is the upstream's own word for this window: "allowed",
-	// "allowed_warning", "rejected"; "" when it says none.
-	Status string
-	// Model is what the window counts when not every request draws on
-	// it: "sonnet", "opus", "oi" (Anthropic's included-overage pool), a
-	// Codex limit name such as "GPT-5.3-Codex-Spark"; "" for a window
-	// every model shares.
-	Model string
-	// Length is how long the window is; 0 when not reported.
-	Length time.Duration
-}
-
-// Quota is what one answer says about a credential's quota.
-type Quota struct {
-	// Windows, shortest first. At most one is Binding: the window the
-	// upstream names as the one that limits the credential (Anthropic's
-	// representative claim), else a rejected one, else the fullest shared
-	// window.
-	Windows []Window
-	// Status is Anthropic's overall word ("allowed", "allowed_warning",
-	// "rejected"); "" when not given.
-	Status string
-	// ExtraUsage is Claude's paid overflow ("overage"); nil when not
-	// reported.
-	ExtraUsage *ExtraUsage
-	// Plan is the ChatGPT plan ("plus", "pro", "prolite", "free"…), when
-	// reported.
-	Plan string
-	// Credits are ChatGPT credits, when reported.
-	Credits *Credits
-	// ActiveLimit is the ChatGPT limit the request counted against, as
-	// x-codex-active-limit names it: "codex" for the plan's own windows,
-	// "codex_bengalfox" for a per-model limit whose windows carry its
-	// model; "" when not reported.
-	ActiveLimit string
-}
-
-// ExtraUsage is Claude's paid usage beyond the plan.
-type ExtraUsage struct {
-	// InUse: requests are now drawing on paid extra usage
-	// (anthropic-ratelimit-unified-overage-in-use: true).
-	InUse bool
-	// Status is the overage's own word ("allowed", "rejected"); "" when
-	// not given.
-	Status string
-	// DisabledReason is why extra usage is off ("org_level_disabled",
-	// "out_of_credits", "org_spend_cap_reached"…).
-	DisabledReason string
-	// Enabled is the usage endpoint's is_enabled; nil from headers.
-	Enabled *bool
-	// Used is the fraction of the monthly extra-usage limit spent, -1
-	// when unknown.
-	Used     float64
-	ResetsAt *time.Time
-}
-
-// Credits are ChatGPT credits, which serve requests once the plan's
-// windows are spent.
-type Credits struct {
-	HasCredits bool   `json:"has_credits"`
-	Unlimited  bool   `json:"unlimited"`
-	Balance    string `json:"balance,omitempty"` // as the upstream writes it: "5.39", "$5.00"
-}
-
-// Binding returns the binding window, if any.
-func (q *Quota) Binding() (Window, bool) {
-	for _, w := range q.Windows {
-		if w.Binding {
-			return w, true
-		}
-	}
-	return Window{}, false
-}
-
-// Utilization is q in the status's shape: every window by name, and the
-// shared 5h and 7d windows in FiveHour and SevenDay.
-func (q *Quota) Utilization(now time.Time) *api.Utilization {
-	u := &api.Utilization{Status: q.Status, UpdatedAt: now, Windows: make([]api.Window, 0, len(q.Windows))}
-	for _, w := range q.Windows {
-		u.Windows = append(u.Windows, w.Window)
-		plain := w.Window
-		plain.Name, plain.Binding = "", false
-		switch w.Name {
-		case "5h":
-			u.FiveHour = &plain
-		case "7d":
-			u.SevenDay = &plain
-		}
-	}
-	return u
-}
+// The quota types live in proxy/api, so that pool can hold a quota
+// without importing classify; the aliases keep the readers' names.
+type (
+	Window     = api.QuotaWindow
+	Quota      = api.Quota
+	ExtraUsage = api.ExtraUsage
+	Credits    = api.Credits
+)
 
 // ReadWindows reads every window a response's headers report, on
 // successes and refusals alike:
@@ -189,7 +103,7 @@ func ReadWindows(h http.Header, now time.Time) (q Quota, ok bool) {
 	if n := hs.codexNames[active]; active != "" && n != "" {
 		active = n
 	}
-	q.finish(claimWindow(hs.claim), active)
+	finish(&q, claimWindow(hs.claim), active)
 	return q, len(q.Windows) > 0 || q.Status != "" || q.ExtraUsage != nil || q.Credits != nil || q.Plan != "" ||
 		q.ActiveLimit != ""
 }
@@ -384,7 +298,7 @@ func claimWindow(claim string) string {
 // the credential. An API's request and token buckets (no length) bind
 // only when no timed window is known: upstreams send them to
 // subscriptions too, and a per-minute bucket is not what limits a plan.
-func (q *Quota) finish(claimed, activeModel string) {
+func finish(q *Quota, claimed, activeModel string) {
 	slices.SortStableFunc(q.Windows, func(a, b Window) int {
 		if (a.Length == 0) != (b.Length == 0) {
 			return cmpBool(a.Length == 0, b.Length == 0) // unknown lengths last
@@ -399,14 +313,14 @@ func (q *Quota) finish(claimed, activeModel string) {
 	}
 	if activeModel != "" {
 		for _, timed := range []bool{true, false} {
-			if i := q.pick(func(w Window) bool { return w.Model == activeModel && (w.Length > 0) == timed }); i >= 0 {
+			if i := pick(q, func(w Window) bool { return w.Model == activeModel && (w.Length > 0) == timed }); i >= 0 {
 				q.Windows[i].Binding = true
 				return
 			}
 		}
 	}
 	for _, c := range []struct{ shared, timed bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
-		if i := q.pick(func(w Window) bool { return (w.Model == "") == c.shared && (w.Length > 0) == c.timed }); i >= 0 {
+		if i := pick(q, func(w Window) bool { return (w.Model == "") == c.shared && (w.Length > 0) == c.timed }); i >= 0 {
 			q.Windows[i].Binding = true
 			return
 		}
@@ -416,7 +330,7 @@ func (q *Quota) finish(claimed, activeModel string) {
 // pick returns the most limiting of the windows keep accepts: a rejected
 // one before any other, then the fullest; ties go to the one that resets
 // last, as it holds longest. -1 when there is none.
-func (q *Quota) pick(keep func(Window) bool) int {
+func pick(q *Quota, keep func(Window) bool) int {
 	best := -1
 	for i, w := range q.Windows {
 		if !keep(w) {
@@ -551,7 +465,7 @@ func ReadClaudeUsage(body []byte, now time.Time) (Quota, error) {
 	if len(q.Windows) == 0 && q.ExtraUsage == nil {
 		return Quota{}, fmt.Errorf("claude usage: no window in the answer")
 	}
-	q.finish("", "")
+	finish(&q, "", "")
 	return q, nil
 }
 
@@ -625,7 +539,7 @@ func ReadCodexUsage(body []byte, now time.Time) (Quota, error) {
 	if len(q.Windows) == 0 && q.Credits == nil && q.Plan == "" {
 		return Quota{}, fmt.Errorf("codex usage: no window in the answer")
 	}
-	q.finish("", "")
+	finish(&q, "", "")
 	return q, nil
 }
 
@@ -743,7 +657,7 @@ func ReadRateLimitEvent(event string, data []byte, now time.Time) (q Quota, ok b
 			q.Credits = &Credits{HasCredits: has, Unlimited: unlimited, Balance: scalar(c["balance"])}
 		}
 	}
-	q.finish("", "")
+	finish(&q, "", "")
 	return q, len(q.Windows) > 0 || q.Credits != nil || q.Plan != ""
 }
 

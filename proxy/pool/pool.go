@@ -33,7 +33,8 @@ import (
 )
 
 // Scope is where a cooldown applies. The strings are those of
-// classify.Scope, so a verdict's scope converts directly.
+// classify.Scope, so a verdict's scope converts directly; pool keeps its
+// own type because it does not import classify.
 type Scope string
 
 const (

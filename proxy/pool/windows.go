@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 )
 
@@ -41,7 +40,7 @@ const usageEvery = 10 * time.Second
 // usage is what the pool keeps of one credential's quota windows. Guarded
 // by Pool.mu.
 type usage struct {
-	q  classify.Quota
+	q  api.Quota
 	at time.Time // when q was reported; zero: never
 
 	// reserve is the credential's own reserve when set is true.
@@ -163,11 +162,11 @@ func (p *Pool) UsageAt(id string) time.Time {
 //     once when one of the above happened.
 //
 // Unknown ids are ignored.
-func (p *Pool) SetQuota(id string, q classify.Quota) {
+func (p *Pool) SetQuota(id string, q api.Quota) {
 	p.update(id, func(c *cred, now time.Time, fx *effects) {
 		u := c.usageLocked()
 		u.q, u.at = q, now
-		c.util = q.Utilization(now)
+		c.util = utilization(q, now)
 		news := p.coolSpent(c, now, fx)
 		news = p.holdReserve(c, now, fx) || news
 		news = p.warn(c, now, fx) || news
@@ -183,7 +182,7 @@ func (p *Pool) SetQuota(id string, q classify.Quota) {
 // spent reports that w is used up: the upstream says rejected, or, where
 // it gives no word (Codex), a timed window is full. API-key buckets
 // (no length) are the request budget's business.
-func spent(w classify.Window) bool {
+func spent(w api.QuotaWindow) bool {
 	if strings.EqualFold(w.Status, "rejected") {
 		return true
 	}
@@ -258,7 +257,7 @@ func (p *Pool) coolUntil(k key, until time.Time, reason string, now time.Time, f
 
 // holdModel cools the models window w counts until its reset. Requires
 // p.mu.
-func (p *Pool) holdModel(c *cred, w classify.Window, until, now time.Time, fx *effects) bool {
+func (p *Pool) holdModel(c *cred, w api.QuotaWindow, until, now time.Time, fx *effects) bool {
 	u := c.usage
 	model := strings.ToLower(w.Model)
 	i := slices.IndexFunc(u.models, func(e *cooldown) bool { return e.model == model })
@@ -503,16 +502,44 @@ func (p *Pool) forgetModelWindows(c *cred, now time.Time, fx *effects) bool {
 	return true
 }
 
+// binding returns q's binding window, if any.
+func binding(q api.Quota) (api.QuotaWindow, bool) {
+	for _, w := range q.Windows {
+		if w.Binding {
+			return w, true
+		}
+	}
+	return api.QuotaWindow{}, false
+}
+
+// utilization is q in the status's shape: every window by name, and the
+// shared 5h and 7d windows in FiveHour and SevenDay.
+func utilization(q api.Quota, now time.Time) *api.Utilization {
+	u := &api.Utilization{Status: q.Status, UpdatedAt: now, Windows: make([]api.Window, 0, len(q.Windows))}
+	for _, w := range q.Windows {
+		u.Windows = append(u.Windows, w.Window)
+		plain := w.Window
+		plain.Name, plain.Binding = "", false
+		switch w.Name {
+		case "5h":
+			u.FiveHour = &plain
+		case "7d":
+			u.SevenDay = &plain
+		}
+	}
+	return u
+}
+
 // planBinding is the window that binds a subscription's plan: the binding
 // one when it is a timed window, else the fullest timed window every
 // model shares. Request and token buckets (no length) are an API's
 // per-minute limits, which upstreams also send to subscriptions; they are
 // no share of the plan to keep back.
-func planBinding(q classify.Quota) (classify.Window, bool) {
-	if w, ok := q.Binding(); ok && w.Length > 0 {
+func planBinding(q api.Quota) (api.QuotaWindow, bool) {
+	if w, ok := binding(q); ok && w.Length > 0 {
 		return w, true
 	}
-	var best classify.Window
+	var best api.QuotaWindow
 	found := false
 	for _, w := range q.Windows {
 		if w.Length > 0 && w.Model == "" && (!found || w.Used > best.Used) {

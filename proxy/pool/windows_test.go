@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -407,5 +408,38 @@ func TestPaymentRefusalHoldsForThePlanWindow(t *testing.T) {
 	f.clk.Advance(2*time.Hour + time.Second)
 	if got := f.pick("m"); got != "sub" {
 		t.Fatalf("after the window reset picked %q", got)
+	}
+}
+
+// The status shape: every window by name, and the shared 5h and 7d
+// windows in FiveHour and SevenDay by their length, never their slot. A
+// Free plan's weekly window sits in Codex's primary slot; a meter that
+// called it the five-hour window showed a spent week as a spent session.
+func TestQuotaUtilization(t *testing.T) {
+	now := time.Unix(1773832096, 0).UTC()
+	h := http.Header{}
+	h.Set("x-codex-primary-used-percent", "100")
+	h.Set("x-codex-primary-window-minutes", "10080")
+	h.Set("x-codex-primary-reset-at", "1773860656")
+	q, ok := classify.ReadWindows(h, now)
+	if !ok {
+		t.Fatal("nothing read")
+	}
+	u := utilization(q, now)
+	if u.FiveHour != nil || u.SevenDay == nil || u.SevenDay.Used != 1 || u.SevenDay.ResetsAt.Unix() != 1773860656 {
+		t.Errorf("five hour %+v, seven day %+v", u.FiveHour, u.SevenDay)
+	}
+	if u.SevenDay.Name != "" || u.SevenDay.Binding {
+		t.Errorf("FiveHour and SevenDay carry no name or binding: %+v", u.SevenDay)
+	}
+	if len(u.Windows) != 1 || u.Windows[0].Name != "7d" || !u.Windows[0].Binding || !u.UpdatedAt.Equal(now) {
+		t.Errorf("windows %+v", u.Windows)
+	}
+	if b, ok := binding(q); !ok || b.Name != "7d" || b.Length != 7*24*time.Hour {
+		t.Errorf("binding %+v %v", b, ok)
+	}
+	raw, err := json.Marshal(u.Windows[0])
+	if err != nil || string(raw) != `{"name":"7d","used":1,"resets_at":"2026-03-18T19:04:16Z","binding":true}` {
+		t.Errorf("contract shape %s %v", raw, err)
 	}
 }
