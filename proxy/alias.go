@@ -20,7 +20,7 @@ import (
 type aliasReq struct {
 	name    string        // what the client asked for
 	targets []policy.Rung // allowed targets, in order; Provider never ""
-	aw      *aliasWriter
+	aw      *rewriter     // a renamer
 }
 
 // admit applies the client key's model limits and the aliases to a run
@@ -59,7 +59,8 @@ func (rn *run) admit() (al *aliasReq, ok bool) {
 		rn.status, rn.class = http.StatusForbidden, classRefused
 		return nil, false
 	}
-	al.aw = &aliasWriter{w: rn.w, alias: al.name}
+	al.aw = newRewriter(rn.w, renamer{al.name})
+	al.aw.maxHold = maxRewrite
 	rn.w = al.aw
 	return al, true
 }

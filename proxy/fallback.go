@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
-	"github.com/subpool/subpool/proxy/sse"
 	"github.com/subpool/subpool/proxy/translate"
 )
 
@@ -56,7 +54,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	if len(skipped) > 0 {
 		reason += "; skipped " + strings.Join(skipped, "; ")
 	}
-	fw := &detourWriter{w: rn.w, h: http.Header{}, d: d}
+	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.prov.Wire})
 	fw.onCommit = func(h http.Header) {
 		h.Set("x-subpool-fallback", to.Name+"/"+t.Model)
 		rn.emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
@@ -75,7 +73,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 		}
 		return why, false
 	}
-	fw.finish(rn.prov.Wire)
+	fw.finish(rn.abort)
 	rn.fallbackTo = to.Name + "/" + t.Model
 	return "", true
 }
@@ -302,203 +300,4 @@ func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool
 	}
 	a.d.up, a.d.run.body = w, body
 	return au, nil
-}
-
-// Modes of a detourWriter, fixed by the answer's status line.
-const (
-	modeNone   = iota
-	modeHold   // the whole body, converted at the end: errors, JSON
-	modePass   // the same wire: bytes go through
-	modeStream // an SSE stream translated event by event
-)
-
-// detourWriter stands between the target's run and the client. The run
-// writes the target's answer as it would to its own client; the writer
-// turns it into the client's wire. Errors are held back until the run
-// is over, so that a refusal of an exhausted target never reaches the
-// client and the request can go on without it.
-type detourWriter struct {
-	w         http.ResponseWriter
-	h         http.Header // what the run sets
-	d         *detour
-	onCommit  func(http.Header)
-	status    int
-	mode      int
-	buf       bytes.Buffer
-	st        *translate.StreamTranslator
-	committed bool
-}
-
-func (fw *detourWriter) Header() http.Header { return fw.h }
-
-func (fw *detourWriter) WriteHeader(code int) {
-	if fw.mode != modeNone {
-		return
-	}
-	fw.status = code
-	switch {
-	case code < 200 || code > 299:
-		fw.mode = modeHold
-	case sameWire(fw.d.client, fw.d.up):
-		fw.mode = modePass
-		fw.commit(false)
-		fw.w.WriteHeader(code)
-	case isEventStream(fw.h) && fw.d.stream:
-		fw.mode = modeStream
-		fw.st = translate.NewStreamTranslator(fw.d.up, fw.d.client, fw.d.clientModel)
-		h := fw.commit(true)
-		h.Set("Content-Type", "text/event-stream")
-		fw.w.WriteHeader(code)
-	default:
-		fw.mode = modeHold
-	}
-}
-
-func (fw *detourWriter) Write(b []byte) (int, error) {
-	if fw.mode == modeNone {
-		fw.WriteHeader(http.StatusOK)
-	}
-	switch fw.mode {
-	case modePass:
-		return fw.w.Write(b)
-	case modeStream:
-		fw.buf.Write(b)
-		if err := fw.translate(false); err != nil {
-			return 0, err
-		}
-		return len(b), nil
-	}
-	return fw.buf.Write(b)
-}
-
-// Flush is what http.ResponseController finds: the run flushes after
-// every read of a stream.
-func (fw *detourWriter) Flush() {
-	if fw.mode == modePass || fw.mode == modeStream {
-		http.NewResponseController(fw.w).Flush()
-	}
-}
-
-// commit copies the answer's headers to the client's response; translated
-// ones lose the length and type of the body they no longer describe.
-func (fw *detourWriter) commit(translated bool) http.Header {
-	h := fw.w.Header()
-	for k, vs := range fw.h {
-		h[k] = vs
-	}
-	if translated {
-		h.Del("Content-Length")
-		h.Del("Content-Type")
-	}
-	fw.committed = true
-	fw.onCommit(h)
-	return h
-}
-
-// translate feeds the complete events in buf to the stream translator and
-// writes what they yield; final takes a last event that lacks its blank
-// line too.
-func (fw *detourWriter) translate(final bool) error {
-	b := fw.buf.Bytes()
-	n := len(b)
-	if !final {
-		n = eventsEnd(b)
-	}
-	if n == 0 {
-		return nil
-	}
-	r := sse.NewReader(bytes.NewReader(b[:n]), 0, false)
-	var out []byte
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		o, err := fw.st.Feed(ev.Name, ev.Data)
-		out = append(out, o...)
-		if err != nil {
-			// The translator is broken now; Close writes the error event.
-			fw.d.logf("fallback to %s/%s: %v", fw.d.to.Name, fw.d.model, err)
-		}
-	}
-	fw.buf.Next(n)
-	if len(out) == 0 {
-		return nil
-	}
-	_, err := fw.w.Write(out)
-	return err
-}
-
-// eventsEnd is the length of b's complete events: up to the last blank
-// line.
-func eventsEnd(b []byte) int {
-	end, start := 0, 0
-	for {
-		i := bytes.IndexByte(b[start:], '\n')
-		if i < 0 {
-			return end
-		}
-		if len(bytes.TrimRight(b[start:start+i], "\r")) == 0 {
-			end = start + i + 1
-		}
-		start += i + 1
-	}
-}
-
-// finish writes what was held back once the run is over. clientWire is
-// the client's provider wire, for an answer that cannot be translated.
-func (fw *detourWriter) finish(clientWire string) {
-	switch fw.mode {
-	case modeStream:
-		if fw.translate(true) != nil {
-			return
-		}
-		if out := fw.st.Close(); len(out) > 0 {
-			fw.w.Write(out)
-		}
-		http.NewResponseController(fw.w).Flush()
-	case modeHold:
-		fw.writeHeld(clientWire)
-	}
-}
-
-func (fw *detourWriter) writeHeld(clientWire string) {
-	d := fw.d
-	body, status := fw.buf.Bytes(), fw.status
-	up := d.up
-	if up == "" {
-		// subpool refused before any attempt: its error is in the target
-		// provider's shape.
-		up = translate.OpenAIChat
-		if d.to.Wire == "anthropic" {
-			up = translate.Anthropic
-		}
-	}
-	var out []byte
-	var err error
-	switch {
-	case sameWire(d.client, up):
-		out = body
-	case status < 200 || status > 299:
-		out = translate.ErrorBody(up, d.client, status, body)
-	case isEventStream(fw.h):
-		// The client asked for JSON from an upstream that only streams
-		// (the Codex backend).
-		out, err = translate.Collect(up, d.client, bytes.NewReader(body), d.clientModel)
-		var se *translate.StreamError
-		if errors.As(err, &se) {
-			status, out, err = http.StatusBadGateway, se.Body, nil
-		}
-	default:
-		out, err = translate.Response(up, d.client, body, d.clientModel)
-	}
-	if err != nil {
-		status = http.StatusBadGateway
-		out = errorBody(clientWire, status, fmt.Sprintf("the answer of %s/%s could not be translated: %v", d.to.Name, d.model, err))
-	}
-	h := fw.commit(!sameWire(d.client, up))
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	fw.w.WriteHeader(status)
-	fw.w.Write(out)
 }
