@@ -17,13 +17,8 @@ func (c *conv) chatToAnthropicRequest(body []byte, model string) ([]byte, error)
 }
 
 type chatIn struct {
-	Messages []struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCalls  []cToolCall     `json:"tool_calls"`
-		ToolCallID string          `json:"tool_call_id"`
-	} `json:"messages"`
-	Tools []struct {
+	Messages []chatMessage `json:"messages"`
+	Tools    []struct {
 		Type     string       `json:"type"`
 		Function cFunctionDef `json:"function"`
 	} `json:"tools"`
@@ -46,6 +41,13 @@ type chatIn struct {
 	Modalities  []string `json:"modalities"`
 }
 
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []cToolCall     `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
 // readChat reads a Chat Completions request into the neutral form.
 // System and developer messages are hoisted into the system prompt in
 // order: Anthropic has no system turns.
@@ -57,18 +59,8 @@ func (c *conv) readChat(body []byte) (*request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: chat request body: %w", err)
 	}
-	switch {
-	case in.N != nil && *in.N > 1:
-		return nil, c.refuse("n", "%d choices; Claude gives one", *in.N)
-	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
-		return nil, c.refuse("response_format", "type %q (structured output) is not translated", in.ResponseFormat.Type)
-	case in.Logprobs || in.TopLogprobs > 0:
-		return nil, c.refuse("logprobs", "Claude returns no log probabilities")
-	}
-	for _, m := range in.Modalities {
-		if m != "text" {
-			return nil, c.refuse("modalities", "output modality %q", m)
-		}
+	if err := c.chatUnsupported(&in); err != nil {
+		return nil, err
 	}
 
 	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, user: in.User, stopField: "stop"}
@@ -90,46 +82,8 @@ func (c *conv) readChat(body []byte) (*request, error) {
 	}
 
 	for i, m := range in.Messages {
-		field := path("messages", i)
-		switch m.Role {
-		case "system", "developer":
-			texts, bad, typ, err := stringOrTexts(m.Content, "text")
-			if err != nil {
-				return nil, fmt.Errorf("translate: %s.content: %w", field, err)
-			}
-			if bad >= 0 {
-				return nil, c.refuse(path(field+".content", bad), "%s content part type %q", m.Role, typ)
-			}
-			r.system = append(r.system, strings.Join(texts, "\n"))
-		case "user", "assistant":
-			parts, err := c.chatContent(m.Role, m.Content, field+".content")
-			if err != nil {
-				return nil, err
-			}
-			for j, tc := range m.ToolCalls {
-				if m.Role != "assistant" || (tc.Type != "" && tc.Type != "function") {
-					return nil, c.refuse(path(field+".tool_calls", j), "tool call type %q", tc.Type)
-				}
-				parts = append(parts, part{kind: callPart, call: toolCall{id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments}})
-			}
-			r.addTurn(m.Role, parts...)
-		case "tool":
-			texts, bad, typ, err := stringOrTexts(m.Content, "text")
-			if err != nil {
-				return nil, fmt.Errorf("translate: %s.content: %w", field, err)
-			}
-			if bad >= 0 {
-				return nil, c.refuse(path(field+".content", bad), "tool content part type %q", typ)
-			}
-			res := toolResult{id: m.ToolCallID}
-			if s := strings.Join(texts, ""); s != "" {
-				res.parts = []part{text(s)}
-			}
-			r.addTurn("user", part{kind: resultPart, res: res})
-		case "function":
-			return nil, c.refuse(field, "legacy function messages; use tool messages")
-		default:
-			return nil, fmt.Errorf("translate: %s: unknown role %q", field, m.Role)
+		if err := c.chatMessage(r, path("messages", i), m); err != nil {
+			return nil, err
 		}
 	}
 
@@ -139,47 +93,114 @@ func (c *conv) readChat(body []byte) (*request, error) {
 		}
 		r.tools = append(r.tools, tool{name: t.Function.Name, description: t.Function.Description, schema: t.Function.Parameters})
 	}
-	tc, err := c.openAIToolChoice(in.ToolChoice, func(raw json.RawMessage) (string, error) {
+	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n cNamedChoice
 		err := json.Unmarshal(raw, &n)
-		if n.Type != "function" {
-			return "", c.refuse("tool_choice", "type %q", n.Type)
-		}
-		return n.Function.Name, err
+		return n.Type, n.Function.Name, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.toolChoice = tc
-	r.noParallel = in.ParallelToolCalls != nil && !*in.ParallelToolCalls
 	if r.endsWithAssistant() {
 		return nil, c.refuse(path("messages", len(in.Messages)-1), "%s", endsWithAssistant)
 	}
 	return r, nil
 }
 
-// openAIToolChoice reads "auto" | "none" | "required" or a named choice,
-// whose shape differs between the two OpenAI wires.
-func (c *conv) openAIToolChoice(raw json.RawMessage, named func(json.RawMessage) (string, error)) (*toolChoice, error) {
+// chatUnsupported refuses the options Claude has no answer for.
+func (c *conv) chatUnsupported(in *chatIn) error {
+	switch {
+	case in.N != nil && *in.N > 1:
+		return c.refuse("n", "%d choices; Claude gives one", *in.N)
+	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
+		return c.refuse("response_format", "type %q (structured output) is not translated", in.ResponseFormat.Type)
+	case in.Logprobs || in.TopLogprobs > 0:
+		return c.refuse("logprobs", "Claude returns no log probabilities")
+	}
+	for _, m := range in.Modalities {
+		if m != "text" {
+			return c.refuse("modalities", "output modality %q", m)
+		}
+	}
+	return nil
+}
+
+// chatMessage adds one message, at field, to r.
+func (c *conv) chatMessage(r *request, field string, m chatMessage) error {
+	switch m.Role {
+	case "system", "developer":
+		texts, bad, typ, err := stringOrTexts(m.Content, "text")
+		if err != nil {
+			return fmt.Errorf("translate: %s.content: %w", field, err)
+		}
+		if bad >= 0 {
+			return c.refuse(path(field+".content", bad), "%s content part type %q", m.Role, typ)
+		}
+		r.system = append(r.system, strings.Join(texts, "\n"))
+	case "user", "assistant":
+		parts, err := c.chatContent(m.Role, m.Content, field+".content")
+		if err != nil {
+			return err
+		}
+		for j, tc := range m.ToolCalls {
+			if m.Role != "assistant" || (tc.Type != "" && tc.Type != "function") {
+				return c.refuse(path(field+".tool_calls", j), "tool call type %q", tc.Type)
+			}
+			parts = append(parts, part{kind: callPart, call: toolCall{id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments}})
+		}
+		r.addTurn(m.Role, parts...)
+	case "tool":
+		texts, bad, typ, err := stringOrTexts(m.Content, "text")
+		if err != nil {
+			return fmt.Errorf("translate: %s.content: %w", field, err)
+		}
+		if bad >= 0 {
+			return c.refuse(path(field+".content", bad), "tool content part type %q", typ)
+		}
+		res := toolResult{id: m.ToolCallID}
+		if s := strings.Join(texts, ""); s != "" {
+			res.parts = []part{text(s)}
+		}
+		r.addTurn("user", part{kind: resultPart, res: res})
+	case "function":
+		return c.refuse(field, "legacy function messages; use tool messages")
+	default:
+		return fmt.Errorf("translate: %s: unknown role %q", field, m.Role)
+	}
+	return nil
+}
+
+// openAIToolChoice reads tool_choice ("auto" | "none" | "required" or a
+// named choice) and parallel_tool_calls into r. named reads a named
+// choice's type and function name, since its shape differs between the two
+// OpenAI wires; a type other than "function" is refused.
+func (c *conv) openAIToolChoice(r *request, raw json.RawMessage, parallel *bool, named func(json.RawMessage) (typ, name string, err error)) error {
+	r.noParallel = parallel != nil && !*parallel
 	if isNull(raw) {
-		return nil, nil
+		return nil
 	}
 	if isString(raw) {
 		var s string
 		_ = json.Unmarshal(raw, &s)
 		switch s {
 		case "auto", "none":
-			return &toolChoice{mode: s}, nil
+			r.toolChoice = &toolChoice{mode: s}
+			return nil
 		case "required":
-			return &toolChoice{mode: "any"}, nil
+			r.toolChoice = &toolChoice{mode: "any"}
+			return nil
 		}
-		return nil, c.refuse("tool_choice", "%q", s)
+		return c.refuse("tool_choice", "%q", s)
 	}
-	name, err := named(raw)
+	typ, name, err := named(raw)
+	if typ != "function" {
+		return c.refuse("tool_choice", "type %q", typ)
+	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &toolChoice{mode: "tool", name: name}, nil
+	r.toolChoice = &toolChoice{mode: "tool", name: name}
+	return nil
 }
 
 func (c *conv) chatContent(role string, raw json.RawMessage, field string) ([]part, error) {

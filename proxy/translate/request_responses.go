@@ -94,19 +94,14 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 		}
 		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters})
 	}
-	tc, err := c.openAIToolChoice(in.ToolChoice, func(raw json.RawMessage) (string, error) {
+	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n rNamedChoice
 		err := json.Unmarshal(raw, &n)
-		if n.Type != "function" {
-			return "", c.refuse("tool_choice", "type %q", n.Type)
-		}
-		return n.Name, err
+		return n.Type, n.Name, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.toolChoice = tc
-	r.noParallel = in.ParallelToolCalls != nil && !*in.ParallelToolCalls
 	if r.endsWithAssistant() {
 		return nil, c.refuse("input", "%s", endsWithAssistant)
 	}
