@@ -15,29 +15,33 @@ type anthropicDecoder struct {
 	usage aUsage
 }
 
+// anthropicEvent is one Messages stream event; which fields are set
+// depends on its type.
+type anthropicEvent struct {
+	Type         string     `json:"type"`
+	Index        int        `json:"index"`
+	Message      *aResponse `json:"message"`
+	ContentBlock *aBlock    `json:"content_block"`
+	Delta        *struct {
+		Type        string  `json:"type"`
+		Text        string  `json:"text"`
+		PartialJSON string  `json:"partial_json"`
+		StopReason  *string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *struct {
+		InputTokens              *int `json:"input_tokens"`
+		CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+		OutputTokens             *int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
 func (d *anthropicDecoder) feed(a *assembler, event string, data []byte) error {
 	if e, ok := streamError(Anthropic, event, data); ok {
 		a.fail(e)
 		return nil
 	}
-	var ev struct {
-		Type         string     `json:"type"`
-		Index        int        `json:"index"`
-		Message      *aResponse `json:"message"`
-		ContentBlock *aBlock    `json:"content_block"`
-		Delta        *struct {
-			Type        string  `json:"type"`
-			Text        string  `json:"text"`
-			PartialJSON string  `json:"partial_json"`
-			StopReason  *string `json:"stop_reason"`
-		} `json:"delta"`
-		Usage *struct {
-			InputTokens              *int `json:"input_tokens"`
-			CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
-			CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
-			OutputTokens             *int `json:"output_tokens"`
-		} `json:"usage"`
-	}
+	var ev anthropicEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return fmt.Errorf("event %q: %w", event, err)
 	}
@@ -269,20 +273,24 @@ type responsesDecoder struct {
 	refused  bool
 }
 
+// responsesEvent is one Responses stream event; which fields are set
+// depends on its type.
+type responsesEvent struct {
+	Type         string     `json:"type"`
+	OutputIndex  int        `json:"output_index"`
+	ContentIndex int        `json:"content_index"`
+	Delta        string     `json:"delta"`
+	Arguments    string     `json:"arguments"`
+	Item         *rItem     `json:"item"`
+	Response     *rResponse `json:"response"`
+}
+
 func (d *responsesDecoder) feed(a *assembler, event string, data []byte) error {
 	if e, ok := streamError(OpenAIResponses, event, data); ok {
 		a.fail(e)
 		return nil
 	}
-	var ev struct {
-		Type         string     `json:"type"`
-		OutputIndex  int        `json:"output_index"`
-		ContentIndex int        `json:"content_index"`
-		Delta        string     `json:"delta"`
-		Arguments    string     `json:"arguments"`
-		Item         *rItem     `json:"item"`
-		Response     *rResponse `json:"response"`
-	}
+	var ev responsesEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return fmt.Errorf("event %q: %w", event, err)
 	}
@@ -304,20 +312,7 @@ func (d *responsesDecoder) feed(a *assembler, event string, data []byte) error {
 		if ev.Item == nil {
 			return fmt.Errorf("output_item.added without item")
 		}
-		switch ev.Item.Type {
-		case "function_call":
-			d.called = true
-			if err := a.tool(callKey, anthropicToolID(ev.Item.CallID), ev.Item.Name); err != nil {
-				return err
-			}
-			if ev.Item.Arguments != nil && *ev.Item.Arguments != "" {
-				d.argsSeen[oi] = true
-				return a.args(callKey, *ev.Item.Arguments)
-			}
-		case "message", "reasoning":
-		default:
-			return fmt.Errorf("output item type %q has no equivalent", ev.Item.Type)
-		}
+		return d.itemAdded(a, ev.Item, oi, callKey)
 	case "response.output_text.delta", "response.refusal.delta":
 		d.refused = d.refused || ev.Type == "response.refusal.delta"
 		d.textKey[oi] = textKey
@@ -333,39 +328,72 @@ func (d *responsesDecoder) feed(a *assembler, event string, data []byte) error {
 			return a.args(callKey, ev.Arguments)
 		}
 	case "response.output_item.done":
-		if ev.Item != nil && ev.Item.Type == "function_call" {
-			if !d.argsSeen[oi] && ev.Item.Arguments != nil {
-				d.argsSeen[oi] = true
-				if err := a.args(callKey, *ev.Item.Arguments); err != nil {
-					return err
-				}
-			}
-			a.end(callKey)
-		} else if k, ok := d.textKey[oi]; ok {
-			a.end(k)
-		}
+		return d.itemDone(a, ev.Item, oi, callKey)
 	case "response.completed", "response.incomplete":
-		var u aUsage
-		status, reason := "completed", ""
-		if r := ev.Response; r != nil {
-			u = anthropicUsageFromResponses(r.Usage)
-			status = r.Status
-			if r.IncompleteDetails != nil {
-				reason = r.IncompleteDetails.Reason
-			}
-		}
-		if ev.Type == "response.incomplete" {
-			status = "incomplete"
-		}
-		stop := anthropicStopFromResponses(status, reason, d.called)
-		if d.refused && stop == "end_turn" {
-			stop = "refusal"
-		}
-		a.finish(stop, u)
+		d.completed(a, ev.Type, ev.Response)
 	}
 	// Everything else (reasoning summaries, annotations, web search
 	// progress) carries nothing a translated answer keeps.
 	return nil
+}
+
+// itemAdded starts a function call's tool block, with its arguments when
+// the item already carries them.
+func (d *responsesDecoder) itemAdded(a *assembler, it *rItem, oi int, callKey string) error {
+	switch it.Type {
+	case "function_call":
+		d.called = true
+		if err := a.tool(callKey, anthropicToolID(it.CallID), it.Name); err != nil {
+			return err
+		}
+		if it.Arguments != nil && *it.Arguments != "" {
+			d.argsSeen[oi] = true
+			return a.args(callKey, *it.Arguments)
+		}
+	case "message", "reasoning":
+	default:
+		return fmt.Errorf("output item type %q has no equivalent", it.Type)
+	}
+	return nil
+}
+
+// itemDone ends the item's block: a function call's, after its arguments
+// when no delta brought them, else the item's last text block.
+func (d *responsesDecoder) itemDone(a *assembler, it *rItem, oi int, callKey string) error {
+	if it != nil && it.Type == "function_call" {
+		if !d.argsSeen[oi] && it.Arguments != nil {
+			d.argsSeen[oi] = true
+			if err := a.args(callKey, *it.Arguments); err != nil {
+				return err
+			}
+		}
+		a.end(callKey)
+	} else if k, ok := d.textKey[oi]; ok {
+		a.end(k)
+	}
+	return nil
+}
+
+// completed finishes the answer with the stop reason and usage of
+// response.completed or response.incomplete (typ).
+func (d *responsesDecoder) completed(a *assembler, typ string, r *rResponse) {
+	var u aUsage
+	status, reason := "completed", ""
+	if r != nil {
+		u = anthropicUsageFromResponses(r.Usage)
+		status = r.Status
+		if r.IncompleteDetails != nil {
+			reason = r.IncompleteDetails.Reason
+		}
+	}
+	if typ == "response.incomplete" {
+		status = "incomplete"
+	}
+	stop := anthropicStopFromResponses(status, reason, d.called)
+	if d.refused && stop == "end_turn" {
+		stop = "refusal"
+	}
+	a.finish(stop, u)
 }
 
 // end does nothing: a Responses answer is over only at response.completed
