@@ -36,21 +36,9 @@ const readLimit = 512
 // from before a restart gets a snapshot, not a replay of the new process's
 // unrelated events.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var since uint64
-	// since=0 is a resume too: the reader holds a snapshot taken before
-	// the first event. Only a missing since means a new reader.
-	resume := q.Has("since")
-	if resume {
-		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "since must be an event id (a whole number), as received in the id field")
-			return
-		}
-		since = n
-	}
-	if boot := q.Get("boot"); boot != "" && boot != h.hub.Boot() {
-		resume, since = false, 0
+	resume, since, ok := h.resumeFrom(w, r)
+	if !ok {
+		return
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
 		writeError(w, http.StatusBadRequest, "this is a websocket endpoint: connect with a websocket client (websocat, or the subpool client package)")
@@ -110,6 +98,13 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	h.pump(conn, held, sub, out, readDone)
+}
+
+// pump writes the subscription's events to conn in batches and pings the
+// client, until the subscription ends, the client stops reading or a
+// write fails.
+func (h *Handler) pump(conn *websocket.Conn, held *heldConn, sub *events.Subscription, out *eventWriter, readDone <-chan struct{}) {
 	ping := time.NewTicker(h.pingPeriod)
 	defer ping.Stop()
 	gather := time.NewTimer(batchWait)
@@ -140,6 +135,29 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// resumeFrom reads ?since= and ?boot=: whether the client resumes, and
+// after which event id. A since that is no id is answered with a 400 and
+// ok false. A boot other than this process's means the client's ids are
+// from before a restart, so it gets a snapshot instead.
+func (h *Handler) resumeFrom(w http.ResponseWriter, r *http.Request) (resume bool, since uint64, ok bool) {
+	q := r.URL.Query()
+	// since=0 is a resume too: the reader holds a snapshot taken before
+	// the first event. Only a missing since means a new reader.
+	resume = q.Has("since")
+	if resume {
+		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "since must be an event id (a whole number), as received in the id field")
+			return false, 0, false
+		}
+		since = n
+	}
+	if boot := q.Get("boot"); boot != "" && boot != h.hub.Boot() {
+		resume, since = false, 0
+	}
+	return resume, since, true
 }
 
 // writeBatch sends first and every event queued behind it, one message
