@@ -167,25 +167,6 @@ func TestAliasTargetsOutsideTheKeysLimitsAreDropped(t *testing.T) {
 	}
 }
 
-func TestRewriteModel(t *testing.T) {
-	for _, c := range []struct{ name, in, want string }{
-		{"top level", `{"id":"x","model":"gpt-5.1","usage":{}}`, `{"id":"x","model":"best","usage":{}}`},
-		{"message_start", `{"type":"message_start","message":{"id":"m","model" : "claude-opus-4-5","content":[]}}`,
-			`{"type":"message_start","message":{"id":"m","model" : "best","content":[]}}`},
-		{"responses event", `{"type":"response.created","response":{"model":"gpt-5.1","output":[]}}`,
-			`{"type":"response.created","response":{"model":"best","output":[]}}`},
-		{"a tool's input keeps its model", `{"model":"m","content":[{"type":"tool_use","input":{"model":"keep"}}]}`,
-			`{"model":"best","content":[{"type":"tool_use","input":{"model":"keep"}}]}`},
-		{"in a string", `{"text":"\"model\":\"x\"","model":"m"}`, `{"text":"\"model\":\"x\"","model":"best"}`},
-		{"cut short", `{"model":"gpt-5`, `{"model":"gpt-5`},
-		{"none", `{"type":"ping"}`, `{"type":"ping"}`},
-	} {
-		if got := string(rewriteModel([]byte(c.in), "best")); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
-		}
-	}
-}
-
 // A list's first target refused with a rate limit yields at once to the
 // next target that can serve, instead of waiting out its cooldown (issue
 // 24: a 429 with retry-after: 20 on the only Anthropic key made the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/subpool/subpool/proxy/jsonscan"
 	"github.com/subpool/subpool/proxy/sse"
 	"github.com/subpool/subpool/proxy/translate"
 )
@@ -207,7 +208,7 @@ func (rn renamer) stream(b []byte, final bool) ([]byte, int) {
 			continue
 		}
 		body := bytes.TrimRight(line, "\r\n")
-		out = append(out, rewriteModel(body, rn.alias)...)
+		out = append(out, jsonscan.RenameModel(body, rn.alias)...)
 		out = append(out, line[len(body):]...)
 	}
 	return out, n
@@ -217,7 +218,7 @@ func (rn renamer) held(status int, _ http.Header, body []byte, abort bool) (int,
 	if abort {
 		return status, body
 	}
-	return status, rewriteModel(body, rn.alias)
+	return status, jsonscan.RenameModel(body, rn.alias)
 }
 
 // translator turns a fallback target's answers into the client's wire. A
