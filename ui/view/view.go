@@ -153,7 +153,7 @@ func (m *Model) stamp(t time.Time) string { return t.In(m.loc()).Format("15:04:0
 func (m *Model) View(now time.Time) View {
 	v := View{Conn: m.conn, Address: m.address(), ReadOnly: m.conn != Online}
 	var attention, cooling bool
-	var ready, cool, held, login, pay, paused, total int
+	var n badgeCounts
 	for i := range m.status.Providers {
 		p := &m.status.Providers[i]
 		v.Providers = append(v.Providers, p.Name)
@@ -163,23 +163,7 @@ func (m *Model) View(now time.Time) View {
 		cooling = cooling || f.cooling
 		v.Ticking = v.Ticking || f.ticking
 		v.Minutely = v.Minutely || f.slow
-		for _, r := range s.Rows {
-			total++
-			switch r.Badge.Text {
-			case badgeReady:
-				ready++
-			case badgeCooling, badgeLimited:
-				cool++
-			case badgeReserve:
-				held++
-			case badgeLogin:
-				login++
-			case badgePayment:
-				pay++
-			case badgePaused:
-				paused++
-			}
-		}
+		n.add(s.Rows)
 		for _, c := range p.Credentials {
 			if c.State == api.StatePaused {
 				v.ResumeIDs = append(v.ResumeIDs, c.ID)
@@ -194,54 +178,80 @@ func (m *Model) View(now time.Time) View {
 		}
 	}
 
-	switch m.conn {
-	case Connecting, Offline:
-		v.Tray = TrayOffline
-	case Unauthorized:
-		v.Tray = TrayAttention
-	default:
-		switch {
-		case attention || total == 0:
-			v.Tray = TrayAttention
-		case cooling:
-			v.Tray = TrayCooling
-		default:
-			v.Tray = TrayReady
-		}
-	}
+	v.Tray = m.tray(attention, cooling, n.total)
+	v.Summary, v.Banner = m.summary(v.Address, n)
 
-	switch m.conn {
-	case Connecting:
-		v.Summary = "connecting"
-		v.Banner = fmt.Sprintf("Connecting to the proxy at %s…", v.Address)
-	case Offline:
-		v.Summary = "offline"
-		if m.everOnline {
-			v.Banner = fmt.Sprintf("The proxy at %s stopped answering at %s. subpool keeps trying to reconnect; what you see is from then.",
-				v.Address, m.stamp(m.droppedAt))
-		} else {
-			v.Banner = fmt.Sprintf("The proxy at %s is not answering. subpool keeps trying to connect.", v.Address)
-		}
-	case Unauthorized:
-		v.Summary = "admin token refused"
-		v.Banner = fmt.Sprintf("The proxy at %s refused subpool's admin token, so nothing here can be changed. "+
-			"It probably runs with another home: start the tray with the proxy's --home.", v.Address)
-	default:
-		if total == 0 {
-			v.Summary = "no credentials: add one"
-		} else {
-			v.Summary = joinNonEmpty(" · ",
-				countWord(ready, "ready"), countWord(cool, "cooling"), countWord(held, "held by reserve"), countWord(login, "needs a login"),
-				countWord(pay, "payment"), countWord(paused, "paused"))
-		}
-	}
-
-	n := min(m.recentN, MaxRecent)
-	v.Events = make([]string, 0, n)
-	for i := 1; i <= n; i++ {
+	k := min(m.recentN, MaxRecent)
+	v.Events = make([]string, 0, k)
+	for i := 1; i <= k; i++ {
 		v.Events = append(v.Events, m.recent[(m.recentN-i)%MaxRecent])
 	}
 	return v
+}
+
+// badgeCounts counts rows by badge, for View.Summary.
+type badgeCounts struct{ ready, cool, held, login, pay, paused, total int }
+
+func (n *badgeCounts) add(rows []Row) {
+	for _, r := range rows {
+		n.total++
+		switch r.Badge.Text {
+		case badgeReady:
+			n.ready++
+		case badgeCooling, badgeLimited:
+			n.cool++
+		case badgeReserve:
+			n.held++
+		case badgeLogin:
+			n.login++
+		case badgePayment:
+			n.pay++
+		case badgePaused:
+			n.paused++
+		}
+	}
+}
+
+// tray is the tray icon's state: the link first, then whether anything
+// needs the person or cools down.
+func (m *Model) tray(attention, cooling bool, total int) TrayState {
+	switch m.conn {
+	case Connecting, Offline:
+		return TrayOffline
+	case Unauthorized:
+		return TrayAttention
+	}
+	switch {
+	case attention || total == 0:
+		return TrayAttention
+	case cooling:
+		return TrayCooling
+	}
+	return TrayReady
+}
+
+// summary is the one-line summary and the banner for the link's state;
+// online, the summary counts the credentials by badge.
+func (m *Model) summary(address string, n badgeCounts) (summary, banner string) {
+	switch m.conn {
+	case Connecting:
+		return "connecting", fmt.Sprintf("Connecting to the proxy at %s…", address)
+	case Offline:
+		if m.everOnline {
+			return "offline", fmt.Sprintf("The proxy at %s stopped answering at %s. subpool keeps trying to reconnect; what you see is from then.",
+				address, m.stamp(m.droppedAt))
+		}
+		return "offline", fmt.Sprintf("The proxy at %s is not answering. subpool keeps trying to connect.", address)
+	case Unauthorized:
+		return "admin token refused", fmt.Sprintf("The proxy at %s refused subpool's admin token, so nothing here can be changed. "+
+			"It probably runs with another home: start the tray with the proxy's --home.", address)
+	}
+	if n.total == 0 {
+		return "no credentials: add one", ""
+	}
+	return joinNonEmpty(" · ",
+		countWord(n.ready, "ready"), countWord(n.cool, "cooling"), countWord(n.held, "held by reserve"), countWord(n.login, "needs a login"),
+		countWord(n.pay, "payment"), countWord(n.paused, "paused")), ""
 }
 
 func countWord(n int, word string) string {
@@ -344,33 +354,84 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 	}
 	r.Meters = m.meters(c.Kind, c.Usage, now)
 
-	var f flags
-	relogin := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin })
-	payWide := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model == "" })
-	payModel := findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model != "" })
-	cool := latestCool(c, scopeCredential, now)
-	if pcool != nil && (cool == nil || pcool.Until.After(cool.Until)) {
-		cool = pcool
+	h := readHolds(c, pcool, now)
+	f := m.badge(&r, p.Name, c, h, now)
+	if r.Menu == "" {
+		r.Menu = menuState(&r)
 	}
-	modelCool := latestCool(c, scopeModel, now)
+	f.ticking = r.Counting
+	for _, mt := range r.Meters {
+		if mt.ResetsAt != "" {
+			// Written to the minute, and to the second in its last one.
+			f.slow = true
+			f.ticking = f.ticking || mt.resetsIn <= time.Minute
+		}
+	}
+	r.Paused = c.State == api.StatePaused
+	tools(&r, c)
 
+	if !ro {
+		r.CanPause = c.State != api.StatePaused
+		r.CanResume = c.State == api.StatePaused
+		r.CanReset = len(activeCools(c, now)) > 0 || c.State == api.StateCooling ||
+			h.payWide != nil || h.payModel != nil
+		r.CanRemove = true
+		r.CanRelogin = h.relogin != nil
+		r.CanReserve = c.Kind == api.KindOAuth
+		r.CanSetTools = r.OwnTool != ""
+	}
+	if h.relogin != nil {
+		r.ReloginText = "Log in again"
+		if c.Kind == api.KindAPIKey {
+			r.ReloginText = "Replace key"
+		}
+	}
+	return r, f
+}
+
+// holds are what keep a credential from serving, as its row shows them.
+type holds struct {
+	relogin, payWide, payModel *api.Park
+	// cool is the credential's own cooldown or its provider's, whichever
+	// ends later.
+	cool, modelCool *api.Cooldown
+}
+
+func readHolds(c *api.CredentialStatus, pcool *api.Cooldown, now time.Time) holds {
+	h := holds{
+		relogin:   findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin }),
+		payWide:   findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model == "" }),
+		payModel:  findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model != "" }),
+		cool:      latestCool(c, scopeCredential, now),
+		modelCool: latestCool(c, scopeModel, now),
+	}
+	if pcool != nil && (h.cool == nil || pcool.Until.After(h.cool.Until)) {
+		h.cool = pcool
+	}
+	return h
+}
+
+// badge sets r's badge and line from the first case that applies: one
+// badge a row, so the order of the cases is their precedence.
+func (m *Model) badge(r *Row, provider string, c *api.CredentialStatus, h holds, now time.Time) flags {
+	var f flags
 	switch {
 	case c.State == api.StatePaused:
 		r.Badge = Badge{badgePaused, LevelNeutral}
-	case relogin != nil:
+	case h.relogin != nil:
 		r.Badge = Badge{badgeLogin, LevelBad}
 		if c.Kind == api.KindAPIKey {
 			r.Line = "key refused: replace it"
 		}
 		f.attention = true
-	case payWide != nil:
+	case h.payWide != nil:
 		r.Badge = Badge{badgePayment, LevelBad}
-		r.Line = "payment: " + orWord(payWide.Reason, "billing problem")
+		r.Line = "payment: " + orWord(h.payWide.Reason, "billing problem")
 		f.attention = true
-	case cool != nil:
+	case h.cool != nil:
 		r.Badge = Badge{badgeCooling, LevelInfo}
-		m.countdown(&r, p.Name, c.ID, cool, now)
-		r.Line = joinNonEmpty(" · ", "cooling "+Dur(cool.Until.Sub(now)), brief(cool.Reason), step(cool))
+		m.countdown(r, provider, c.ID, h.cool, now)
+		r.Line = joinNonEmpty(" · ", "cooling "+Dur(h.cool.Until.Sub(now)), brief(h.cool.Reason), step(h.cool))
 		f.cooling = true
 	case c.State == api.StateParked:
 		r.Badge = Badge{badgeParked, LevelBad}
@@ -390,49 +451,19 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 			r.Menu = b.Text + " · held by the reserve until " + at
 		}
 		f.cooling = true
-	case payModel != nil:
+	case h.payModel != nil:
 		r.Badge = Badge{badgePayment, LevelWarn}
-		r.Line = "payment: " + orWord(payModel.Reason, "plan lacks "+payModel.Model)
+		r.Line = "payment: " + orWord(h.payModel.Reason, "plan lacks "+h.payModel.Model)
 		f.attention = true
-	case modelCool != nil:
+	case h.modelCool != nil:
 		r.Badge = Badge{badgeLimited, LevelWarn}
-		m.countdown(&r, p.Name, c.ID, modelCool, now)
-		r.Line = joinNonEmpty(" · ", modelCool.Model+" cooling "+Dur(modelCool.Until.Sub(now)), brief(modelCool.Reason), step(modelCool))
+		m.countdown(r, provider, c.ID, h.modelCool, now)
+		r.Line = joinNonEmpty(" · ", h.modelCool.Model+" cooling "+Dur(h.modelCool.Until.Sub(now)), brief(h.modelCool.Reason), step(h.modelCool))
 		f.cooling = true
 	default:
 		r.Badge = Badge{badgeReady, LevelGood}
 	}
-	if r.Menu == "" {
-		r.Menu = menuState(&r)
-	}
-	f.ticking = r.Counting
-	for _, mt := range r.Meters {
-		if mt.ResetsAt != "" {
-			// Written to the minute, and to the second in its last one.
-			f.slow = true
-			f.ticking = f.ticking || mt.resetsIn <= time.Minute
-		}
-	}
-	r.Paused = c.State == api.StatePaused
-	tools(&r, c)
-
-	if !ro {
-		r.CanPause = c.State != api.StatePaused
-		r.CanResume = c.State == api.StatePaused
-		r.CanReset = len(activeCools(c, now)) > 0 || c.State == api.StateCooling ||
-			payWide != nil || payModel != nil
-		r.CanRemove = true
-		r.CanRelogin = relogin != nil
-		r.CanReserve = c.Kind == api.KindOAuth
-		r.CanSetTools = r.OwnTool != ""
-	}
-	if relogin != nil {
-		r.ReloginText = "Log in again"
-		if c.Kind == api.KindAPIKey {
-			r.ReloginText = "Replace key"
-		}
-	}
-	return r, f
+	return f
 }
 
 // ToolsToggle is the words of the switch that opens a login to every tool.
