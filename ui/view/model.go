@@ -140,6 +140,23 @@ func (m *Model) Apply(ev api.Event, now time.Time) []Notice {
 	// Described before the change, so a removed credential still has its label.
 	line := m.describe(ev)
 
+	m.fold(ev, now)
+	var usage []Notice
+	switch ev.Type {
+	case api.EventUsageWarning:
+		usage = m.usageWarning(ev, now)
+	case api.EventConfigRejected:
+		usage = []Notice{configRejected(ev)}
+	}
+	if line != "" {
+		m.recent[m.recentN%MaxRecent] = m.stamp(ev.Time) + " " + line
+		m.recentN++
+	}
+	return append(m.decide(ev, prev, now), usage...)
+}
+
+// fold changes the model's state by one event.
+func (m *Model) fold(ev api.Event, now time.Time) {
 	switch ev.Type {
 	case api.EventSnapshot:
 		m.applySnapshot(ev, now)
@@ -190,18 +207,6 @@ func (m *Model) Apply(ev api.Event, now time.Time) []Notice {
 	case api.EventUsageUpdated:
 		m.usageUpdated(ev)
 	}
-	var usage []Notice
-	switch ev.Type {
-	case api.EventUsageWarning:
-		usage = m.usageWarning(ev, now)
-	case api.EventConfigRejected:
-		usage = []Notice{configRejected(ev)}
-	}
-	if line != "" {
-		m.recent[m.recentN%MaxRecent] = m.stamp(ev.Time) + " " + line
-		m.recentN++
-	}
-	return append(m.decide(ev, prev, now), usage...)
 }
 
 func (m *Model) applySnapshot(ev api.Event, now time.Time) {
