@@ -139,42 +139,8 @@ func (p *Pool) Restore(s State) error {
 	defer p.mu.Unlock()
 	now := p.clk.Now()
 	for id, cs := range s.Credentials {
-		c := p.byID[id]
-		if c == nil {
-			continue
-		}
-		c.paused = cs.Paused
-		if cs.Reserve != nil {
-			u := c.usageLocked()
-			u.reserve, u.set = min(max(*cs.Reserve, 0), 99), true
-		} else if c.usage != nil {
-			c.usage.set = false
-		}
-		c.parks = nil
-		for _, pk := range cs.Parks {
-			if pk.Kind == api.ParkRelogin {
-				pk.Model = ""
-			}
-			if !slices.ContainsFunc(c.parks, func(x api.Park) bool { return x.Kind == pk.Kind && x.Model == pk.Model }) {
-				c.parks = append(c.parks, pk)
-			}
-		}
-		for _, cd := range cs.Cooldowns {
-			switch {
-			case cd.Scope == ScopeCredential && cd.Model == "":
-				p.restoreCooldown(key{cred: c}, cd, now)
-			case cd.Scope == ScopeModel && cd.Model != "":
-				p.restoreCooldown(key{cred: c, model: cd.Model}, cd, now)
-			}
-		}
-		c.ladders = nil
-		for _, l := range cs.Ladders {
-			mem := ladderMem{hits: l.Hits, last: l.LastHit}
-			valid := (l.Scope == ScopeCredential && l.Model == "") || (l.Scope == ScopeModel && l.Model != "")
-			if !valid || p.lad.forgotten(mem, now) {
-				continue
-			}
-			key{cred: c, model: l.Model}.setMemory(mem)
+		if c := p.byID[id]; c != nil {
+			p.restoreCred(c, cs, now)
 		}
 	}
 	for name, ps := range s.Providers {
@@ -193,6 +159,44 @@ func (p *Pool) Restore(s State) error {
 		}
 	}
 	return nil
+}
+
+// restoreCred sets c's pause, reserve, parks, cooldowns and ladders from
+// its saved state. Requires p.mu.
+func (p *Pool) restoreCred(c *cred, cs CredentialState, now time.Time) {
+	c.paused = cs.Paused
+	if cs.Reserve != nil {
+		u := c.usageLocked()
+		u.reserve, u.set = min(max(*cs.Reserve, 0), 99), true
+	} else if c.usage != nil {
+		c.usage.set = false
+	}
+	c.parks = nil
+	for _, pk := range cs.Parks {
+		if pk.Kind == api.ParkRelogin {
+			pk.Model = ""
+		}
+		if !slices.ContainsFunc(c.parks, func(x api.Park) bool { return x.Kind == pk.Kind && x.Model == pk.Model }) {
+			c.parks = append(c.parks, pk)
+		}
+	}
+	for _, cd := range cs.Cooldowns {
+		switch {
+		case cd.Scope == ScopeCredential && cd.Model == "":
+			p.restoreCooldown(key{cred: c}, cd, now)
+		case cd.Scope == ScopeModel && cd.Model != "":
+			p.restoreCooldown(key{cred: c, model: cd.Model}, cd, now)
+		}
+	}
+	c.ladders = nil
+	for _, l := range cs.Ladders {
+		mem := ladderMem{hits: l.Hits, last: l.LastHit}
+		valid := (l.Scope == ScopeCredential && l.Model == "") || (l.Scope == ScopeModel && l.Model != "")
+		if !valid || p.lad.forgotten(mem, now) {
+			continue
+		}
+		key{cred: c, model: l.Model}.setMemory(mem)
+	}
 }
 
 // restoreCooldown installs a saved cooldown unless it has run out or the
