@@ -248,22 +248,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 
 	case policy.Retry:
 		a.close()
-		if rn.retries == nil {
-			rn.retries = map[string]int{}
-		}
-		rn.retries[cred.ID]++
-		rn.emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
-			Reason: rn.lastReason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
-		// The slot is kept: the pause is short and the retry goes to the
-		// same credential.
-		err := rn.sleep(act.Delay)
-		lease.Release()
-		if err != nil {
-			rn.class = classify.Aborted
-			return true
-		}
-		rn.pinned = cred.ID
-		return false
+		return rn.retryInPlace(lease, act)
 
 	case policy.WaitCapacity:
 		a.close()
@@ -278,26 +263,55 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 	case policy.Refresh:
 		a.close()
 		lease.Release()
-		if rn.refreshed == nil {
-			rn.refreshed = map[string]bool{}
-		}
-		rn.refreshed[cred.ID] = true
-		if _, err := rn.auth.Auth(rn.ctx, cred, true); err != nil {
-			if rn.ctx.Err() != nil {
-				rn.class = classify.Aborted
-				return true
-			}
-			rn.authFailed(cred, err)
-			return false
-		}
-		rn.pinned = cred.ID
-		return false
+		return rn.refresh(cred)
 	}
 	// Exhausted and WaitPool come from WhenUnavailable, never here.
 	a.close()
 	lease.Release()
 	rn.fail(http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry)
 	return true
+}
+
+// retryInPlace waits act's delay with the lease's slot kept (the pause is
+// short and the retry goes to the same credential), then pins the
+// credential for the next attempt. It reports whether the request is over
+// (the client left).
+func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action) bool {
+	cred := lease.Credential
+	if rn.retries == nil {
+		rn.retries = map[string]int{}
+	}
+	rn.retries[cred.ID]++
+	rn.emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
+		Reason: rn.lastReason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
+	err := rn.sleep(act.Delay)
+	lease.Release()
+	if err != nil {
+		rn.class = classify.Aborted
+		return true
+	}
+	rn.pinned = cred.ID
+	return false
+}
+
+// refresh renews cred's token once for this request and pins it for the
+// next attempt; a refresh that fails is carried out as authFailed says.
+// It reports whether the request is over (the client left).
+func (rn *run) refresh(cred pool.Credential) bool {
+	if rn.refreshed == nil {
+		rn.refreshed = map[string]bool{}
+	}
+	rn.refreshed[cred.ID] = true
+	if _, err := rn.auth.Auth(rn.ctx, cred, true); err != nil {
+		if rn.ctx.Err() != nil {
+			rn.class = classify.Aborted
+			return true
+		}
+		rn.authFailed(cred, err)
+		return false
+	}
+	rn.pinned = cred.ID
+	return false
 }
 
 // authFailed carries out the policy for a credential whose auth could not
