@@ -355,35 +355,7 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 	now := m.o.Clock.Now()
 	nt, err := refresh(ctx, m.o.Client, p, tok.Refresh, now)
 	if err != nil {
-		var te *TokenError
-		if errors.As(err, &te) && te.Relogin {
-			// The CLI may have spent the token a moment before us.
-			if !src.IsZero() {
-				if cur, rerr := src.Read(); rerr == nil && cur.Refresh != "" && cur.Refresh != tok.Refresh && !m.spent(e, cur.Refresh) {
-					adopted := tok.adopt(cur)
-					if err := m.commit(e, id, p, adopted, "took the login "+src.Kind+" had renewed"); err != nil {
-						return Tokens{}, false, err
-					}
-					return adopted, true, nil
-				}
-			}
-			m.mu.Lock()
-			e.dead = err
-			m.mu.Unlock()
-			m.o.Logf("oauth: %s: %v", id, err)
-			return Tokens{}, false, err
-		}
-		m.mu.Lock()
-		e.failures++
-		wait := m.o.Backoff[min(e.failures, len(m.o.Backoff))-1]
-		if te != nil && te.RetryAfter > wait {
-			wait = min(te.RetryAfter, time.Hour)
-		}
-		e.retryAt, e.lastErr = now.Add(wait), err
-		t, berr := m.backingOffLocked(e, force, now)
-		m.mu.Unlock()
-		m.o.Logf("oauth: %s: token refresh failed (%v); next try in %s", id, err, wait)
-		return t, false, berr
+		return m.refreshFailed(e, id, p, src, tok, err, force, now)
 	}
 
 	if nt.Refresh != "" && nt.Refresh != tok.Refresh {
@@ -405,6 +377,43 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 		}
 	}
 	return fresh, true, nil
+}
+
+// refreshFailed handles a refused or failed refresh of tok, imported from
+// src (zero when it was not). A refusal
+// that calls for a new login first looks for a newer login in the source,
+// since the CLI may have spent the token a moment before us; without one
+// the entry is dead. Any other failure backs off.
+func (m *Manager) refreshFailed(e *entry, id string, p Provider, src Source, tok Tokens, err error, force bool, now time.Time) (Tokens, bool, error) {
+	var te *TokenError
+	if errors.As(err, &te) && te.Relogin {
+		// The CLI may have spent the token a moment before us.
+		if !src.IsZero() {
+			if cur, rerr := src.Read(); rerr == nil && cur.Refresh != "" && cur.Refresh != tok.Refresh && !m.spent(e, cur.Refresh) {
+				adopted := tok.adopt(cur)
+				if err := m.commit(e, id, p, adopted, "took the login "+src.Kind+" had renewed"); err != nil {
+					return Tokens{}, false, err
+				}
+				return adopted, true, nil
+			}
+		}
+		m.mu.Lock()
+		e.dead = err
+		m.mu.Unlock()
+		m.o.Logf("oauth: %s: %v", id, err)
+		return Tokens{}, false, err
+	}
+	m.mu.Lock()
+	e.failures++
+	wait := m.o.Backoff[min(e.failures, len(m.o.Backoff))-1]
+	if te != nil && te.RetryAfter > wait {
+		wait = min(te.RetryAfter, time.Hour)
+	}
+	e.retryAt, e.lastErr = now.Add(wait), err
+	t, berr := m.backingOffLocked(e, force, now)
+	m.mu.Unlock()
+	m.o.Logf("oauth: %s: token refresh failed (%v); next try in %s", id, err, wait)
+	return t, false, berr
 }
 
 // adoptable reports whether the source holds a newer login than ours:
