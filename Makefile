@@ -2,7 +2,7 @@
 GO      ?= go
 BIN     ?= ./subpool
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/subpool/subpool/app.version=$(VERSION)
+LDFLAGS := -X github.com/subpool/subpool/daemon.Version=$(VERSION)
 
 .PHONY: all run build build-headless check-headless test test-fast bench lint fuzz screenshot package deps
 

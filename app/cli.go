@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,11 +16,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
-	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/clock"
 )
 
 // stopGrace is how long a stopping proxy lets in-flight streams finish.
@@ -46,11 +44,11 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := startServer(serverOptions{Home: home, Listen: *listen, Logf: logger.Printf})
+	s, err := daemon.Start(daemon.Options{Home: home, Listen: *listen, Logf: logger.Printf})
 	if err != nil {
 		return fail(stderr, "serve", err)
 	}
-	logger.Printf("listening on http://%s (home %s)", s.addr, home)
+	logger.Printf("listening on http://%s (home %s)", s.Addr(), home)
 	select {
 	case <-ctx.Done():
 	case err := <-s.Done():
@@ -135,11 +133,11 @@ func homeConfig(homeFlag string) (string, config.Config, error) {
 // runningClient returns a client of the proxy serving home, or nil when
 // none answers.
 func runningClient(ctx context.Context, home string, cfg config.Config) (*client.Client, api.Status, error) {
-	tok, err := adminToken(home, false)
+	tok, err := daemon.ReadAdminToken(home)
 	if err != nil {
 		return nil, api.Status{}, nil // never started: nothing can be running
 	}
-	c := &client.Client{Addr: liveAddr(home, cfg), Token: tok}
+	c := &client.Client{Addr: daemon.LiveAddr(home, cfg), Token: tok}
 	st, err := c.Status(ctx)
 	switch {
 	case err == nil:
@@ -168,44 +166,13 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error)
 	if c != nil {
 		return fn(ctx, clientBackend{c: c, status: st})
 	}
-	lock, err := lockHome(home, cfg)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	keysFn := lazyKeys(cfg.KeychainBackend, home)
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
-	co := newCore(cfg, clock.Real{}, keysFn, newStateStore(home, logf), api.Discard, logf)
-	if err := co.load(); err != nil {
+	d, err := daemon.Open(home, cfg, logf)
+	if err != nil {
 		return err
 	}
-	return fn(ctx, co)
-}
-
-// liveAddr is where the home's proxy answers: the address a running serve
-// wrote into the lock file (it may have been started with --listen), else
-// the configured one. A stale file only costs a refused connection.
-func liveAddr(home string, cfg config.Config) string {
-	if b, err := os.ReadFile(filepath.Join(home, lockFile)); err == nil {
-		if a := strings.TrimSpace(string(b)); a != "" {
-			if _, _, err := net.SplitHostPort(a); err == nil {
-				return a
-			}
-		}
-	}
-	return dialAddr(cfg.Listen)
-}
-
-// dialAddr turns a listen address into one to connect to.
-func dialAddr(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
+	defer d.Close()
+	return fn(ctx, d)
 }
 
 func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -417,7 +384,7 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "env", err)
 	}
-	fmt.Fprint(stdout, setupText(tool, "http://"+liveAddr(h, cfg), key))
+	fmt.Fprint(stdout, setupText(tool, "http://"+daemon.LiveAddr(h, cfg), key))
 	return 0
 }
 
@@ -480,7 +447,7 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "events", err)
 	}
 	if c == nil {
-		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", liveAddr(h, cfg)))
+		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", daemon.LiveAddr(h, cfg)))
 	}
 	enc := json.NewEncoder(stdout)
 	names := labels{}
@@ -567,35 +534,4 @@ func describeEvent(e api.Event, names labels) string {
 		fmt.Fprintf(&b, " (%s)", e.Reason)
 	}
 	return b.String()
-}
-
-// lockHome takes the home's lock for a verb that acts on it directly
-// because no proxy answers; a holder that does not answer is named.
-func lockHome(home string, cfg config.Config) (*os.File, error) {
-	lock, err := tryLock(filepath.Join(home, lockFile))
-	if errors.Is(err, errLocked) {
-		return nil, fmt.Errorf("a subpool process holds %s but does not answer on %s; if it is starting, try again in a moment", home, liveAddr(home, cfg))
-	}
-	return lock, err
-}
-
-// lazyKeys opens the home's keychain on first use and keeps it: a verb
-// that never needs a secret never touches the keychain (which may ask
-// for an unlock). Its warning (the file backend) goes to stderr once.
-func lazyKeys(backend, home string) func() (keychain.Store, error) {
-	var ks keychain.Store
-	return func() (keychain.Store, error) {
-		if ks != nil {
-			return ks, nil
-		}
-		k, warn, err := keychain.Open(backend, home)
-		if err != nil {
-			return nil, err
-		}
-		if warn != "" {
-			fmt.Fprintln(os.Stderr, "subpool: warning:", warn)
-		}
-		ks = k
-		return k, nil
-	}
 }

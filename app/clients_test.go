@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
@@ -18,12 +19,9 @@ import (
 // Client keys through the CLI and a real server: one per tool, limited,
 // revoked; and a home made by the previous version, with its single key.
 
-func requestWith(t *testing.T, s *server, key, path, body string) (*http.Response, string) {
+func requestWith(t *testing.T, s *daemon.Daemon, key, path, body string) (*http.Response, string) {
 	t.Helper()
-	saved := s.clientKey
-	s.clientKey = key
-	defer func() { s.clientKey = saved }()
-	return proxyPost(t, s, path, body)
+	return postWith(t, s.Addr(), key, path, body)
 }
 
 var keyRE = regexp.MustCompile(`sp-[0-9a-f]{48}`)
@@ -59,7 +57,7 @@ func TestHomeOfThePreviousVersionKeepsItsKeyAsDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	const oldKey = "sp-0123456789abcdef0123456789abcdef0123456789abcdef"
-	if err := keys.Set(clientKeyName, oldKey); err != nil {
+	if err := keys.Set(daemon.ClientKeyName("default"), oldKey); err != nil {
 		t.Fatal(err)
 	}
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
@@ -142,7 +140,7 @@ func TestClientKeysPerTool(t *testing.T) {
 	}
 
 	// No key anywhere but the keychain.
-	b, _ := os.ReadFile(filepath.Join(home, clientsFile))
+	b, _ := os.ReadFile(filepath.Join(home, "clients.json"))
 	_, list, _ := cli(t, "", "client", "list", "--home", home)
 	stb, _ := json.Marshal(st)
 	for _, where := range []string{string(b), list, string(stb)} {

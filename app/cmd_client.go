@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/clock"
 )
 
 // clientOps is what the client verbs need, from the running proxy (the
@@ -33,25 +33,20 @@ func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, 
 	if err != nil {
 		return err
 	}
-	keysFn := lazyKeys(cfg.KeychainBackend, home)
 	c, _, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return err
 	}
 	if c != nil {
-		return fn(ctx, c, keysFn)
+		return fn(ctx, c, daemon.LazyKeys(cfg.KeychainBackend, home))
 	}
-	lock, err := lockHome(home, cfg)
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
+	d, err := daemon.Open(home, cfg, logf)
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
-	st := &clientStore{home: home, keys: keysFn, clk: clock.Real{}, events: api.Discard, providers: cfg.ProviderNames, logf: logf}
-	if err := loadClients(st); err != nil {
-		return err
-	}
-	return fn(ctx, st, keysFn)
+	defer d.Close()
+	return fn(ctx, d, d.Keys)
 }
 
 func cmdClient(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -205,7 +200,7 @@ func toolKey(homeFlag, tool string) (string, error) {
 			if err != nil {
 				return err
 			}
-			k, err := ks.Get(clientRecord{Name: tool}.keyName())
+			k, err := ks.Get(daemon.ClientKeyName(tool))
 			if err != nil {
 				return fmt.Errorf("cannot read the key of client %q from the %s keychain (%v); `subpool client revoke %s` and run this again", tool, ks.Name(), err, tool)
 			}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/proxy/api"
@@ -57,7 +58,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "login", err)
 	}
-	p, ok := oauthProvider(cfg.Providers[provider])
+	p, ok := daemon.OAuthProvider(cfg.Providers[provider])
 	if !ok {
 		return fail(stderr, "login", fmt.Errorf("provider %s is not the built-in one in config.toml", provider))
 	}

@@ -3,12 +3,10 @@ package app
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,14 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
-	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/auth"
-	"github.com/subpool/subpool/proxy/classify"
-	"github.com/subpool/subpool/proxy/pool"
 )
 
 // startOAuthSim runs a sim with its OAuth server; both token endpoints
@@ -155,37 +150,12 @@ func loginWith(t *testing.T, oa *sim.OAuthServer, home, provider string, noBrows
 	return code, outBuf.String(), errBuf.String()
 }
 
-// oauthProxyFor builds the proxy a server will run once the oauth branch
-// is wired into its authenticator: the server's own pool, hub and
-// API-key secrets, with oauth credentials going through oauthAuth.
-func oauthProxyFor(t *testing.T, s *server) *httptest.Server {
+// oauthProxyFor is the server's own proxy: its authenticator carries the
+// oauth branch (it was once a copy of the proxy built here with that branch
+// wired in by hand).
+func oauthProxyFor(t *testing.T, s *daemon.Daemon) string {
 	t.Helper()
-	m := newOAuthManager(s.core.clk, s.core.keys, s.hub, s.logf, s.core.pool.SetExpiry)
-	provs := map[string]*proxy.Provider{}
-	for name, p := range s.cfg.Providers {
-		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: classify.Lookup(name)}
-	}
-	px := proxy.New(proxy.Options{
-		Clock: s.core.clk, Pool: s.core.pool, Events: s.hub, Providers: provs,
-		Auth:      oauthBranch{s: s.secrets, m: m},
-		ClientKey: func() string { return s.clientKey },
-	})
-	srv := httptest.NewServer(px)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// oauthBranch is the branch the lead adds to secrets.Auth.
-type oauthBranch struct {
-	s *secrets
-	m *oauth.Manager
-}
-
-func (b oauthBranch) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
-	if cred.Kind == api.KindOAuth {
-		return oauthAuth(ctx, b.m, cred, b.s.providers[cred.Provider], refresh)
-	}
-	return b.s.Auth(ctx, cred, refresh)
+	return "http://" + s.Addr()
 }
 
 func sendVia(t *testing.T, base, key, path, body string, hdr ...string) (*http.Response, string) {
@@ -238,7 +208,7 @@ func homeSecret(t *testing.T, home, id string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := keys.Get(secretKey(id))
+	v, err := keys.Get(daemon.SecretKey(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,12 +256,12 @@ func TestLoginEndToEnd(t *testing.T) {
 	s := startHome(t, home, &logBuf{})
 	px := oauthProxyFor(t, s)
 	up.SetUtilization(chatgpt["access_token"], 0.42, 0.1)
-	resp, body := sendVia(t, px.URL, s.clientKey, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+	resp, body := sendVia(t, px, s.ClientKey(), "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
 		"anthropic-beta", "claude-code-20250219")
 	if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != claudeID {
 		t.Fatalf("claude request: %d %s", resp.StatusCode, body)
 	}
-	resp, body = sendVia(t, px.URL, s.clientKey, "/v1/responses", `{"model":"gpt-5","input":"hi"}`)
+	resp, body = sendVia(t, px, s.ClientKey(), "/v1/responses", `{"model":"gpt-5","input":"hi"}`)
 	if resp.StatusCode != 200 || resp.Header.Get("x-subpool-credential") != chatgptID {
 		t.Fatalf("chatgpt request: %d %s", resp.StatusCode, body)
 	}
@@ -420,7 +390,7 @@ func TestImportEndToEnd(t *testing.T) {
 	s := startHome(t, home, &logBuf{})
 	px := oauthProxyFor(t, s)
 	oa.ExpireAccess(g.Access)
-	resp, body := sendVia(t, px.URL, s.clientKey, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[]}`)
+	resp, body := sendVia(t, px, s.ClientKey(), "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[]}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
@@ -446,4 +416,16 @@ func runImport(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := cmdImport(args, nil, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// modelRequests leaves out the usage polls (the poller asks the usage
+// endpoint of every login it has no windows for, at start).
+func modelRequests(recs []sim.Record) []sim.Record {
+	var out []sim.Record
+	for _, r := range recs {
+		if !strings.HasSuffix(r.Path, "/usage") {
+			out = append(out, r)
+		}
+	}
+	return out
 }

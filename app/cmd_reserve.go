@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/pool"
 )
 
 // The reserve lives in the pool's state file, beside pause: like pause it
@@ -74,17 +73,6 @@ func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "reserve of %s set to %d%%\n", id, percent)
 	}
 	return 0
-}
-
-// Reserve implements admin.Reserver.
-func (c *core) Reserve(ctx context.Context, id string, percent int) error {
-	if err := c.pool.SetReserve(id, percent); err != nil {
-		if errors.Is(err, pool.ErrUnknown) {
-			return api.ErrNotFound
-		}
-		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
-	}
-	return c.saveState()
 }
 
 func (b clientBackend) Reserve(ctx context.Context, id string, percent int) error {

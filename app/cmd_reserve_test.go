@@ -60,7 +60,7 @@ func TestReserveAndListWithProxy(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, _ := newHome(t, up, "[usage]\npoll = \"0\"\n")
 	s := startHome(t, home, &logBuf{})
-	id, err := s.core.AddCredential(context.Background(), api.AddCredential{Provider: "anthropic", Label: "Claude Max", Kind: api.KindOAuth,
+	id, err := s.AddCredential(context.Background(), api.AddCredential{Provider: "anthropic", Label: "Claude Max", Kind: api.KindOAuth,
 		Secret: map[string]string{"access_token": "at-test-0123456789", "refresh_token": "rt-test-0123456789", "expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestReserveAndListWithProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.core.pool.SetQuota(id, q)
+	s.Pool().SetQuota(id, q)
 
 	if code, out, errs := cli(t, "", "reserve", id, "30", "--home", home); code != 0 {
 		t.Fatalf("reserve: %q %q", out, errs)

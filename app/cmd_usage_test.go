@@ -118,8 +118,8 @@ func TestUsageThroughRunningProxy(t *testing.T) {
 	s := startHome(t, home, &logBuf{})
 	// A row only the running proxy has seen so far still counts: the
 	// verb asks the proxy, which commits before answering.
-	s.history.Emit(api.Event{Type: api.EventRequestFinished, Provider: "openai", Model: "gpt-5.1", Class: "ok", OutputTokens: 1})
-	if err := s.history.Sync(context.Background()); err != nil {
+	s.History().Emit(api.Event{Type: api.EventRequestFinished, Provider: "openai", Model: "gpt-5.1", Class: "ok", OutputTokens: 1})
+	if err := s.History().Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := cli(t, "", "usage", "--home", home, "--since", "7d", "--by", "provider", "--json")

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
@@ -70,7 +71,7 @@ func demoConfig(oauthURL, listen string) config.Config {
 type demo struct {
 	sim    *sim.Server
 	oauth  *sim.OAuthServer
-	srv    *server
+	srv    *daemon.Daemon
 	keys   keychain.Store
 	ids    map[string]string // label → credential id
 	client *http.Client
@@ -99,7 +100,7 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		up.Close()
 		return nil, fmt.Errorf("cannot make a folder for the demo's history: %v", err)
 	}
-	s, err := startServer(serverOptions{Config: &cfg, Keys: keys, Logf: logf, HistoryHome: histDir})
+	s, err := daemon.Start(daemon.Options{Config: &cfg, Keys: keys, Logf: logf, HistoryHome: histDir})
 	if err != nil {
 		oa.Close()
 		up.Close()
@@ -116,7 +117,7 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
 				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
 		}
-		id, err := s.core.AddCredential(context.Background(), req)
+		id, err := s.AddCredential(context.Background(), req)
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -131,14 +132,14 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		// on them. The tray's "Let other tools use this login" closes one
 		// again, and the demo's requests then go round it.
 		if api.SubscriptionTool(c.provider, req.Kind) != "" {
-			if err := s.core.SetOtherTools(context.Background(), id, true); err != nil {
+			if err := s.SetOtherTools(context.Background(), id, true); err != nil {
 				d.Close()
 				return nil, err
 			}
 		}
 	}
-	if s.history != nil {
-		if err := fillDemoHistory(context.Background(), s.history, demoCreds, d.ids, time.Now()); err != nil {
+	if s.History() != nil {
+		if err := fillDemoHistory(context.Background(), s.History(), demoCreds, d.ids, time.Now()); err != nil {
 			logf("warning: the demo's past month of history: %v", err)
 		}
 	}
@@ -149,7 +150,7 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 // secret is what the simulated upstream sees from label now: its key, or
 // its login's current access token (which rotates on every refresh).
 func (d *demo) secret(label string) (access, refresh string) {
-	raw, err := d.keys.Get(secretKey(d.ids[label]))
+	raw, err := d.keys.Get(daemon.SecretKey(d.ids[label]))
 	if err != nil {
 		return "", ""
 	}
@@ -202,7 +203,7 @@ func (d *demo) script(tick int) {
 
 // traffic sends one request per beat through the proxy, as a client would.
 func (d *demo) traffic(ctx context.Context, every time.Duration) {
-	base := "http://" + d.srv.addr
+	base := "http://" + d.srv.Addr()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for tick := 0; ; tick++ {
@@ -227,7 +228,7 @@ func (d *demo) traffic(ctx context.Context, every time.Duration) {
 func (d *demo) send(ctx context.Context, url, body string) string {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+d.srv.clientKey)
+	req.Header.Set("Authorization", "Bearer "+d.srv.ClientKey())
 	req.Header.Set("anthropic-version", "2023-06-01")
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -240,7 +241,7 @@ func (d *demo) send(ctx context.Context, url, body string) string {
 
 // printEvents prints the proxy's decisions as they happen.
 func (d *demo) printEvents(ctx context.Context, w io.Writer) {
-	sub, _ := d.srv.hub.Subscribe(d.srv.hub.LastID(), 1024)
+	sub, _ := d.srv.Hub().Subscribe(d.srv.Hub().LastID(), 1024)
 	defer sub.Close()
 	names := labels{}
 	for label, id := range d.ids {
@@ -297,13 +298,13 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.addr, d.oauth.URL(), len(demoCreds))
-	fmt.Fprintf(stdout, "Point a client at it:\n%s", setupText("shell", "http://"+d.srv.addr, d.srv.clientKey))
+	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.Addr(), d.oauth.URL(), len(demoCreds))
+	fmt.Fprintf(stdout, "Point a client at it:\n%s", setupText("shell", "http://"+d.srv.Addr(), d.srv.ClientKey()))
 	fmt.Fprintln(stdout, "Decisions as they happen (Ctrl-C to stop):")
 	go d.printEvents(ctx, stdout)
 	go d.traffic(ctx, *every)
 	if *gui {
-		return runTrayOn(ctx, trayTarget{addr: d.srv.addr, token: d.srv.adminToken, clientKey: d.srv.clientKey, openPanel: true}, stderr)
+		return runTrayOn(ctx, trayTarget{addr: d.srv.Addr(), token: d.srv.AdminToken(), clientKey: d.srv.ClientKey(), openPanel: true}, stderr)
 	}
 	<-ctx.Done()
 	return 0

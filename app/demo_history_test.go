@@ -25,7 +25,7 @@ func TestDemoKeepsHistory(t *testing.T) {
 		d.Close()
 		t.Fatalf("the demo's history is in %s, not a temp folder", dir)
 	}
-	c := &client.Client{Addr: d.srv.addr, Token: d.srv.adminToken}
+	c := &client.Client{Addr: d.srv.Addr(), Token: d.srv.AdminToken()}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
 
@@ -47,7 +47,7 @@ func TestDemoKeepsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, _ := d.srv.hub.Subscribe(d.srv.hub.LastID(), 64)
+	sub, _ := d.srv.Hub().Subscribe(d.srv.Hub().LastID(), 64)
 	defer sub.Close()
 	tctx, stop := context.WithCancel(ctx)
 	go d.traffic(tctx, time.Hour) // the first request goes at once
@@ -57,7 +57,7 @@ func TestDemoKeepsHistory(t *testing.T) {
 		}
 	}
 	stop()
-	if err := d.srv.history.Sync(ctx); err != nil {
+	if err := d.srv.History().Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	after, err := c.History(ctx, api.HistoryQuery{Limit: 1})

@@ -17,7 +17,7 @@ func TestDemoTellsItsWholeStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	sub, _ := d.srv.hub.Subscribe(0, 4096)
+	sub, _ := d.srv.Hub().Subscribe(0, 4096)
 	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()

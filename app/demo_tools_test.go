@@ -19,26 +19,26 @@ func TestDemoOpensItsLoginsToItsTraffic(t *testing.T) {
 	t.Cleanup(d.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
-	for _, p := range d.srv.core.Status(ctx).Providers {
+	for _, p := range d.srv.Status(ctx).Providers {
 		for _, c := range p.Credentials {
 			if want := c.Provider == "anthropic" && c.Kind == api.KindOAuth; c.OtherTools != want || (c.OwnTool != "") != want {
 				t.Errorf("%s: own tool %q, other tools %v", c.Label, c.OwnTool, c.OtherTools)
 			}
 		}
 	}
-	if err := d.srv.core.Pause(ctx, d.ids["anthropic-key"]); err != nil {
+	if err := d.srv.Pause(ctx, d.ids["anthropic-key"]); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.srv.core.Pause(ctx, d.ids["claude-pro"]); err != nil {
+	if err := d.srv.Pause(ctx, d.ids["claude-pro"]); err != nil {
 		t.Fatal(err)
 	}
 	ask := func() string {
-		return d.send(ctx, "http://"+d.srv.addr+"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)
+		return d.send(ctx, "http://"+d.srv.Addr()+"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)
 	}
 	if by := ask(); by != d.ids["claude-max"] {
 		t.Fatalf("answered by %q, not the opened claude-max", by)
 	}
-	if err := d.srv.core.SetOtherTools(ctx, d.ids["claude-max"], false); err != nil {
+	if err := d.srv.SetOtherTools(ctx, d.ids["claude-max"], false); err != nil {
 		t.Fatal(err)
 	}
 	if by := ask(); by == d.ids["claude-max"] {

@@ -23,21 +23,21 @@ func TestDemoWindowsFillWithUse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
 	for _, label := range []string{"claude-pro", "anthropic-key"} {
-		if err := d.srv.core.Pause(ctx, d.ids[label]); err != nil {
+		if err := d.srv.Pause(ctx, d.ids[label]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	id := d.ids["claude-max"]
 	w := demoWindows["claude-max"]
 	ask := func() string {
-		return d.send(ctx, "http://"+d.srv.addr+"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)
+		return d.send(ctx, "http://"+d.srv.Addr()+"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`)
 	}
 	var seen []float64
 	for range 2 {
 		if by := ask(); by != id {
 			t.Fatalf("answered by %q, not claude-max", by)
 		}
-		used, ok := fiveHour(d.srv.core.Status(ctx), id)
+		used, ok := fiveHour(d.srv.Status(ctx), id)
 		if !ok {
 			t.Fatal("claude-max reports no 5h window after an answer")
 		}
@@ -55,10 +55,10 @@ func TestDemoWindowsFillWithUse(t *testing.T) {
 			t.Fatalf("5h window never reached the reserve: %v", seen)
 		}
 		ask()
-		used, _ := fiveHour(d.srv.core.Status(ctx), id)
+		used, _ := fiveHour(d.srv.Status(ctx), id)
 		seen = append(seen, used)
 	}
-	c := credential(d.srv.core.Status(ctx), id)
+	c := credential(d.srv.Status(ctx), id)
 	if c == nil || c.Reserve != 10 || c.ReservedUntil == nil {
 		t.Fatalf("at %v: not held by the reserve: %+v", seen, c)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 )
@@ -95,15 +96,15 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-func startHome(t *testing.T, home string, logs *logBuf) *server {
+func startHome(t *testing.T, home string, logs *logBuf) *daemon.Daemon {
 	t.Helper()
-	return startWith(t, serverOptions{Home: home, Logf: logs.logf})
+	return startWith(t, daemon.Options{Home: home, Logf: logs.logf})
 }
 
 // startWith starts a server that stops when the test ends.
-func startWith(t *testing.T, o serverOptions) *server {
+func startWith(t *testing.T, o daemon.Options) *daemon.Daemon {
 	t.Helper()
-	s, err := startServer(o)
+	s, err := daemon.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +116,16 @@ func startWith(t *testing.T, o serverOptions) *server {
 	return s
 }
 
-func proxyPost(t *testing.T, s *server, path, body string) (*http.Response, string) {
+func proxyPost(t *testing.T, s *daemon.Daemon, path, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+s.addr+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.clientKey)
+	return postWith(t, s.Addr(), s.ClientKey(), path, body)
+}
+
+// postWith posts body to the proxy on addr with the client key key.
+func postWith(t *testing.T, addr, key, path, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	// A fresh connection each time: tests restart servers on the same
 	// address, and a kept-alive connection to the stopped one would answer
@@ -190,7 +197,7 @@ func TestServeEndToEnd(t *testing.T) {
 	everything.Write(state)
 	everything.Write(creds)
 	everything.Write(cfg)
-	for _, secret := range []string{keyA, keyB, s.clientKey, s.adminToken} {
+	for _, secret := range []string{keyA, keyB, s.ClientKey(), s.AdminToken()} {
 		if strings.Contains(everything.String(), secret) {
 			t.Fatalf("a secret leaked:\n%s", everything.String())
 		}
@@ -280,7 +287,7 @@ func TestEnvWorks(t *testing.T) {
 	for _, tool := range []string{"claude-code", "codex", "opencode", "shell", "codex"} {
 		code, out, errs := cli(t, "", "env", tool, "--home", home)
 		key := regexp.MustCompile(`sp-[0-9a-f]+`).FindString(out)
-		if code != 0 || key == "" || key == s.clientKey || !strings.Contains(out, addr) {
+		if code != 0 || key == "" || key == s.ClientKey() || !strings.Contains(out, addr) {
 			t.Fatalf("env %s: %d %q %q", tool, code, out, errs)
 		}
 		if prev, ok := seen[tool]; ok && prev != key {
@@ -328,7 +335,7 @@ func TestRestartKeepsCooldownsAndSurvivesDamage(t *testing.T) {
 	}
 
 	s2 := startHome(t, home, &logBuf{})
-	st := s2.core.Status(ctx)
+	st := s2.Status(ctx)
 	c := st.Providers[0].Credentials[0]
 	if c.State != api.StateCooling || len(c.Cooldowns) != 1 || time.Until(c.Cooldowns[0].Until) < 59*time.Minute {
 		t.Fatalf("cooldown lost over restart: %+v", c)
@@ -347,7 +354,7 @@ func TestRestartKeepsCooldownsAndSurvivesDamage(t *testing.T) {
 	if len(matches) != 1 {
 		t.Fatalf("damaged file not set aside: %v", matches)
 	}
-	if st := s3.core.Status(ctx); len(st.Providers[0].Credentials) != 1 {
+	if st := s3.Status(ctx); len(st.Providers[0].Credentials) != 1 {
 		t.Fatal("credentials lost with the state file")
 	}
 	resp, _ = proxyPost(t, s3, "/v1/messages", `{"model":"m","messages":[]}`)
@@ -437,7 +444,7 @@ func TestVerbsFindServeOnAnotherAddress(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, cfgAddr := newHome(t, up, "")
 	other := freeAddr(t)
-	s, err := startServer(serverOptions{Home: home, Listen: other, Logf: (&logBuf{}).logf})
+	s, err := daemon.Start(daemon.Options{Home: home, Listen: other, Logf: (&logBuf{}).logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +452,7 @@ func TestVerbsFindServeOnAnotherAddress(t *testing.T) {
 	if code, out, errs := cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home); code != 0 {
 		t.Fatalf("add-key did not find the proxy on %s (config says %s): %q %q", other, cfgAddr, out, errs)
 	}
-	if st := s.core.Status(context.Background()); len(st.Providers[0].Credentials) != 1 {
+	if st := s.Status(context.Background()); len(st.Providers[0].Credentials) != 1 {
 		t.Fatal("the key did not reach the running proxy")
 	}
 	_, out, _ := cli(t, "", "env", "shell", "--home", home)

@@ -26,7 +26,7 @@ func TestEventStreamScenario(t *testing.T) {
 	}
 	s := startHome(t, home, &logBuf{})
 	ids := map[string]string{}
-	for _, p := range s.core.Status(context.Background()).Providers {
+	for _, p := range s.Status(context.Background()).Providers {
 		for _, c := range p.Credentials {
 			ids[c.Label] = c.ID
 		}
@@ -34,7 +34,7 @@ func TestEventStreamScenario(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := &client.Client{Addr: s.addr, Token: s.adminToken}
+	c := &client.Client{Addr: s.Addr(), Token: s.AdminToken()}
 	evs := c.Events(ctx)
 	first := <-evs
 	if first.Type != api.EventSnapshot || first.Snapshot == nil {
@@ -102,7 +102,7 @@ func TestEventStreamScenario(t *testing.T) {
 	}
 	b, _ := json.Marshal(st)
 	raw.Write(b)
-	for _, secret := range []string{keyA, keyB, s.clientKey, s.adminToken} {
+	for _, secret := range []string{keyA, keyB, s.ClientKey(), s.AdminToken()} {
 		if strings.Contains(raw.String(), secret) {
 			t.Fatal("a secret is in an event or the status")
 		}

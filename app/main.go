@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/subpool/subpool/daemon"
 )
 
 // Main runs subpool with os.Args and exits.
@@ -63,7 +65,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	case "--version", "version":
-		fmt.Fprintln(stdout, "subpool", version)
+		fmt.Fprintln(stdout, "subpool", daemon.Version)
 		return 0
 	case "watch":
 		name = "events"

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
@@ -36,8 +37,8 @@ func editConfig(t *testing.T, home, old, new string) {
 	}
 }
 
-func eventsOf(s *server, typ api.EventType) []api.Event {
-	all, _ := s.hub.Since(0)
+func eventsOf(s *daemon.Daemon, typ api.EventType) []api.Event {
+	all, _ := s.Hub().Since(0)
 	var out []api.Event
 	for _, e := range all {
 		if e.Type == typ {
@@ -47,15 +48,17 @@ func eventsOf(s *server, typ api.EventType) []api.Event {
 	return out
 }
 
-func adminOf(s *server) *client.Client { return &client.Client{Addr: s.addr, Token: s.adminToken} }
+func adminOf(s *daemon.Daemon) *client.Client {
+	return &client.Client{Addr: s.Addr(), Token: s.AdminToken()}
+}
 
 func TestReloadedLadderAppliesToTheNextCooldown(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, _ := newHome(t, up, "[cooldown]\nladder = [\"30s\"]\n")
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf, Clock: clk})
-	s.stopReload() // only the explicit reload below may read the edit
+	s := startWith(t, daemon.Options{Home: home, Logf: (&logBuf{}).logf, Clock: clk})
+	s.StopWatchingConfig() // only the explicit reload below may read the edit
 
 	editConfig(t, home, `ladder = ["30s"]`, `ladder = ["7s", "9s"]`)
 	res, err := adminOf(s).Reload(context.Background())
@@ -80,14 +83,14 @@ func TestBadEditKeepsTheRunningConfig(t *testing.T) {
 	home, _ := newHome(t, up, "[cooldown]\nladder = [\"30s\"]\n")
 	logs := &logBuf{}
 	s := startHome(t, home, logs)
-	s.stopReload()
+	s.StopWatchingConfig()
 
 	editConfig(t, home, `ladder = ["30s"]`, `ladder = ["30x"]`)
 	res, err := adminOf(s).Reload(context.Background())
 	if err != nil || !strings.Contains(res.Error, "cooldown.ladder[0]") {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
-	if got := s.live.load().Ladder; len(got) != 1 || got[0] != 30*time.Second {
+	if got := s.LiveConfig().Ladder; len(got) != 1 || got[0] != 30*time.Second {
 		t.Errorf("running ladder %v", got)
 	}
 	ev := eventsOf(s, api.EventConfigRejected)
@@ -114,7 +117,7 @@ func TestListenEditWaitsForARestart(t *testing.T) {
 	home, addr := newHome(t, up, "")
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
 	s := startHome(t, home, &logBuf{})
-	s.stopReload()
+	s.StopWatchingConfig()
 	other := freeAddr(t)
 	editConfig(t, home, addr, other)
 	code, out, errs := cli(t, "", "reload", "--home", home)
@@ -122,10 +125,10 @@ func TestListenEditWaitsForARestart(t *testing.T) {
 		t.Fatalf("subpool reload: %d %q %q", code, out, errs)
 	}
 	if resp, body := proxyPost(t, s, "/v1/messages", `{"model":"claude-sonnet-4-5","messages":[]}`); resp.StatusCode != 200 {
-		t.Fatalf("still served on %s: %d %s", s.addr, resp.StatusCode, body)
+		t.Fatalf("still served on %s: %d %s", s.Addr(), resp.StatusCode, body)
 	}
-	if s.live.load().Listen != addr {
-		t.Errorf("running listen %q", s.live.load().Listen)
+	if s.LiveConfig().Listen != addr {
+		t.Errorf("running listen %q", s.LiveConfig().Listen)
 	}
 }
 
@@ -150,8 +153,8 @@ func TestRequestInFlightFinishesAsItStarted(t *testing.T) {
 	home, _ := newHome(t, up, "[models]\nbest = \"claude-opus-4-5\"\n")
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
 	g := &gate{arrived: make(chan struct{}), release: make(chan struct{})}
-	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf, Transport: g})
-	s.stopReload()
+	s := startWith(t, daemon.Options{Home: home, Logf: (&logBuf{}).logf, Transport: g})
+	s.StopWatchingConfig()
 
 	type answer struct {
 		resp *http.Response
@@ -164,7 +167,7 @@ func TestRequestInFlightFinishesAsItStarted(t *testing.T) {
 	}()
 	<-g.arrived
 	editConfig(t, home, `best = "claude-opus-4-5"`, `best = "claude-haiku-4-5"`)
-	if res := s.reloader.reload("test"); strings.Join(res.Live, ",") != "models" {
+	if res := s.Reload(context.Background()); strings.Join(res.Live, ",") != "models" {
 		t.Fatalf("reload %+v", res)
 	}
 	close(g.release)
@@ -196,7 +199,7 @@ func TestEditIsNoticed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := s.live.load().Ladder; len(got) != 1 || got[0] != 40*time.Second {
+	if got := s.LiveConfig().Ladder; len(got) != 1 || got[0] != 40*time.Second {
 		t.Fatalf("ladder %v", got)
 	}
 }
@@ -212,8 +215,8 @@ func TestReloadedLimitsApplyToTheNextRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
-	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf})
-	s.stopReload()
+	s := startWith(t, daemon.Options{Home: home, Logf: (&logBuf{}).logf})
+	s.StopWatchingConfig()
 
 	big := `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3000) + `"}]}`
 	editConfig(t, home, "max_body = 100000", "max_body = 1024")

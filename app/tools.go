@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
@@ -81,9 +81,9 @@ func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	name := credName(cred)
 	switch {
 	case already && on:
-		fmt.Fprintf(stdout, "%s is %s and serves every tool already\n", name, kindWords(cred))
+		fmt.Fprintf(stdout, "%s is %s and serves every tool already\n", name, daemon.KindWords(cred))
 	case already:
-		return fail(stderr, "tools", fmt.Errorf("%s is %s: it serves every tool and has no own tool to keep it for", name, kindWords(cred)))
+		return fail(stderr, "tools", fmt.Errorf("%s is %s: it serves every tool and has no own tool to keep it for", name, daemon.KindWords(cred)))
 	case on:
 		fmt.Fprintf(stdout, "%s now serves every tool, not only %s\n", name, api.ToolTitle(cred.OwnTool))
 		if cred.Provider == config.Anthropic {
@@ -105,25 +105,6 @@ func credName(c api.CredentialStatus) string {
 	return c.ID
 }
 
-func kindWords(c api.CredentialStatus) string {
-	if c.Kind == api.KindAPIKey {
-		return "an API key"
-	}
-	return "a " + providerTitle(c.Provider) + " login"
-}
-
-func providerTitle(p string) string {
-	switch p {
-	case config.Anthropic:
-		return "Claude"
-	case config.OpenAI:
-		return "ChatGPT"
-	case "google":
-		return "Google"
-	}
-	return p
-}
-
 // servesWords is the SERVES column of `subpool list`: which tools the
 // credential takes requests from.
 func servesWords(c api.CredentialStatus) string {
@@ -139,81 +120,6 @@ func servesWords(c api.CredentialStatus) string {
 // toolSetter is the optional part of a backend behind `subpool tools`.
 type toolSetter interface {
 	SetOtherTools(ctx context.Context, id string, on bool) error
-}
-
-// SetOtherTools implements admin.ToolSetter: on opens a subscription login
-// to every tool, off keeps it for its own tool again. The choice is
-// written to credentials.json before the pool acts on it, so it survives
-// a restart or is not made at all.
-func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
-	rec, ok := c.record(id)
-	if !ok {
-		return api.ErrNotFound
-	}
-	if own := api.SubscriptionTool(rec.Provider, rec.Kind); own == "" {
-		return fmt.Errorf("%w: %s is %s, which serves every tool already", api.ErrBadRequest, id, kindWords(api.CredentialStatus{Provider: rec.Provider, Kind: rec.Kind}))
-	}
-	c.mu.Lock()
-	i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id })
-	if i < 0 {
-		c.mu.Unlock()
-		return api.ErrNotFound
-	}
-	was := c.creds[i].OtherTools
-	c.creds[i].OtherTools = on
-	rec = c.creds[i]
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	if was == on {
-		return nil
-	}
-	if c.store != nil {
-		if err := c.store.saveCreds(recs); err != nil {
-			c.mu.Lock()
-			if i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id }); i >= 0 {
-				c.creds[i].OtherTools = was
-			}
-			c.mu.Unlock()
-			return err
-		}
-	}
-	c.readd(rec)
-	return nil
-}
-
-// setSubscriptions applies an edited [subscriptions] to the running pool:
-// each login it opens or no longer opens is updated, with its
-// credential_updated event.
-func (c *core) setSubscriptions(s config.Subscriptions) {
-	c.mu.Lock()
-	c.subs = s
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	for _, r := range recs {
-		if _, ok := c.cfg.Providers[r.Provider]; ok {
-			c.readd(r)
-		}
-	}
-	c.warnUnmatchedSubs()
-}
-
-// readd gives the pool r's metadata again. When that changes which tools
-// the login serves, the pool's credential_updated event says so.
-func (c *core) readd(r credRecord) { c.pool.Add(c.poolCred(r)) }
-
-// warnUnmatchedSubs names, once per load, an other_tools entry that is no
-// credential's ID or label: most likely a typo, which would leave the
-// login kept for its own tool.
-func (c *core) warnUnmatchedSubs() {
-	c.mu.Lock()
-	names := slices.Clone(c.subs.OtherTools)
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	for _, n := range names {
-		if !slices.ContainsFunc(recs, func(r credRecord) bool { return r.ID == n || r.Label == n }) {
-			c.logf("warning: config.toml [subscriptions] other_tools names %q, which is no credential's ID or label (`subpool list` shows them)", n)
-		}
-	}
 }
 
 func (b clientBackend) SetOtherTools(ctx context.Context, id string, on bool) error {

@@ -9,9 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/events"
+)
+
+// credRecord and credDoc are credentials.json as the daemon writes it
+// (daemon/store.go), read and written here from outside.
+type credRecord struct {
+	ID         string    `json:"id"`
+	Provider   string    `json:"provider"`
+	Label      string    `json:"label"`
+	Kind       string    `json:"kind"`
+	Source     string    `json:"source,omitempty"`
+	Added      time.Time `json:"added"`
+	OtherTools bool      `json:"other_tools,omitempty"`
+}
+
+type credDoc struct {
+	Version     int          `json:"version"`
+	Credentials []credRecord `json:"credentials"`
+}
+
+const (
+	stateVersion    = 1
+	credentialsFile = "credentials.json"
 )
 
 // writeCreds puts credential records straight into a home, as a past
@@ -120,9 +143,9 @@ func TestToolsWithoutProxy(t *testing.T) {
 }
 
 // addLogin adds a Claude login to a running server, tokens valid an hour.
-func addLogin(t *testing.T, s *server, label string) string {
+func addLogin(t *testing.T, s *daemon.Daemon, label string) string {
 	t.Helper()
-	id, err := s.core.AddCredential(context.Background(), api.AddCredential{Provider: "anthropic", Label: label, Kind: api.KindOAuth,
+	id, err := s.AddCredential(context.Background(), api.AddCredential{Provider: "anthropic", Label: label, Kind: api.KindOAuth,
 		Secret: map[string]string{"access_token": "at-" + label + "-0123456789", "refresh_token": "rt-" + label + "-0123456789",
 			"expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)}})
 	if err != nil {
@@ -163,7 +186,7 @@ func TestToolsThroughTheProxy(t *testing.T) {
 		t.Fatalf("another tool on a closed Claude login: %d %s", resp.StatusCode, text)
 	}
 
-	sub, _ := s.hub.Subscribe(s.hub.LastID(), 64)
+	sub, _ := s.Hub().Subscribe(s.Hub().LastID(), 64)
 	defer sub.Close()
 	if code, out, errs := cli(t, "", "tools", id, "all", "--home", home); code != 0 || !strings.Contains(out, "extra usage") {
 		t.Fatalf("tools all: %d %q %q", code, out, errs)
@@ -193,7 +216,7 @@ func TestToolsThroughTheProxy(t *testing.T) {
 		t.Fatalf("after a restart: %+v", c)
 	}
 
-	sub2, _ := s.hub.Subscribe(s.hub.LastID(), 64)
+	sub2, _ := s.Hub().Subscribe(s.Hub().LastID(), 64)
 	defer sub2.Close()
 	if code, out, _ := cli(t, "", "tools", id, "own", "--home", home); code != 0 || strings.Contains(out, "config.toml") {
 		t.Fatalf("tools own: %d %q", code, out)
@@ -218,7 +241,7 @@ func TestSubscriptionsConfigOpensLogins(t *testing.T) {
 	pro := addLogin(t, s, "Claude Pro")
 	opened := func() map[string]bool {
 		out := map[string]bool{}
-		for _, c := range s.core.Status(context.Background()).Providers[0].Credentials {
+		for _, c := range s.Status(context.Background()).Providers[0].Credentials {
 			out[c.ID] = c.OtherTools
 		}
 		return out
@@ -233,14 +256,14 @@ func TestSubscriptionsConfigOpensLogins(t *testing.T) {
 		t.Fatal("the config's opening was undone by tools own")
 	}
 
-	sub, _ := s.hub.Subscribe(s.hub.LastID(), 64)
+	sub, _ := s.Hub().Subscribe(s.Hub().LastID(), 64)
 	defer sub.Close()
 	cfg, _ := os.ReadFile(filepath.Join(home, "config.toml"))
 	edited := strings.Replace(string(cfg), `other_tools = ["Claude Max", "typo"]`, `other_tools = ["`+pro+`"]`, 1)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.reloader.reload("test"); res.Error != "" || len(res.Live) != 1 || res.Live[0] != "subscriptions" {
+	if res := s.Reload(context.Background()); res.Error != "" || len(res.Live) != 1 || res.Live[0] != "subscriptions" {
 		t.Fatalf("reload: %+v", res)
 	}
 	got := map[string]string{}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 )
@@ -60,7 +61,7 @@ func cmdTray(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // configured address (the login service, or `subpool serve`), else one it
 // starts in-process and supervises. sup is nil when it connected.
 func trayConnect(ctx context.Context, home string, cfg config.Config, explicitHome bool, logf func(string, ...any)) (trayTarget, *supervisor, error) {
-	t := trayTarget{addr: liveAddr(home, cfg), home: home, explicitHome: explicitHome}
+	t := trayTarget{addr: daemon.LiveAddr(home, cfg), home: home, explicitHome: explicitHome}
 	c, _, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return t, nil, err
@@ -69,21 +70,21 @@ func trayConnect(ctx context.Context, home string, cfg config.Config, explicitHo
 		logf("connected to the proxy on %s", t.addr)
 		t.token = c.Token
 		if keys, _, err := keychain.Open(cfg.KeychainBackend, home); err == nil {
-			t.clientKey, _ = ensureClientKey(keys)
+			t.clientKey, _ = daemon.EnsureClientKey(keys)
 		}
 		return t, nil, nil
 	}
-	sup, err := superviseServer(ctx, serverOptions{Home: home, Logf: logf})
+	sup, err := superviseServer(ctx, daemon.Options{Home: home, Logf: logf})
 	if err != nil {
-		var inUse *errAddrInUse
-		if errors.As(err, &inUse) && inUse.subpool {
+		var inUse *daemon.AddrInUseError
+		if errors.As(err, &inUse) && inUse.Subpool {
 			// Lost a race with a proxy starting at the same moment.
 			return trayConnect(ctx, home, cfg, explicitHome, logf)
 		}
 		return t, nil, err
 	}
 	s := sup.current()
-	t.addr, t.token, t.clientKey = s.addr, s.adminToken, s.clientKey
+	t.addr, t.token, t.clientKey = s.Addr(), s.AdminToken(), s.ClientKey()
 	logf("no proxy was running; serving on http://%s in-process", t.addr)
 	return t, sup, nil
 }
@@ -91,15 +92,15 @@ func trayConnect(ctx context.Context, home string, cfg config.Config, explicitHo
 // supervisor keeps an in-process proxy running: if its listener ends by
 // itself, it is started again after a pause, and the tray hears of it.
 type supervisor struct {
-	opts   serverOptions
+	opts   daemon.Options
 	mu     sync.Mutex
-	srv    *server
+	srv    *daemon.Daemon
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func superviseServer(ctx context.Context, o serverOptions) (*supervisor, error) {
-	s, err := startServer(o)
+func superviseServer(ctx context.Context, o daemon.Options) (*supervisor, error) {
+	s, err := daemon.Start(o)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func superviseServer(ctx context.Context, o serverOptions) (*supervisor, error) 
 	return sup, nil
 }
 
-func (sup *supervisor) current() *server {
+func (sup *supervisor) current() *daemon.Daemon {
 	sup.mu.Lock()
 	defer sup.mu.Unlock()
 	return sup.srv
@@ -134,8 +135,8 @@ func (sup *supervisor) watch(ctx context.Context) {
 				case <-time.After(time.Second):
 				}
 				opts := sup.opts
-				opts.Listen = s.addr
-				ns, err := startServer(opts)
+				opts.Listen = s.Addr()
+				ns, err := daemon.Start(opts)
 				if err == nil {
 					sup.mu.Lock()
 					sup.srv = ns

@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/proxy/admin/client"
@@ -59,13 +62,18 @@ func TestSupervisorRestartsProxy(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, _ := newHome(t, up, "")
 	logs := &logBuf{}
-	sup, err := superviseServer(context.Background(), serverOptions{Home: home, Logf: logs.logf})
+	var lns []net.Listener
+	var mu sync.Mutex
+	capture := func(ln net.Listener) net.Listener { mu.Lock(); lns = append(lns, ln); mu.Unlock(); return ln }
+	sup, err := superviseServer(context.Background(), daemon.Options{Home: home, Logf: logs.logf, WrapListener: capture})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sup.stop()
 	first := sup.current()
-	first.ln.Close() // the listener dies under the server
+	mu.Lock()
+	lns[0].Close() // the listener dies under the server
+	mu.Unlock()
 	deadline := time.Now().Add(15 * time.Second)
 	for sup.current() == first {
 		if time.Now().After(deadline) {
@@ -73,7 +81,7 @@ func TestSupervisorRestartsProxy(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c := &client.Client{Addr: sup.current().addr, Token: sup.current().adminToken}
+	c := &client.Client{Addr: sup.current().Addr(), Token: sup.current().AdminToken()}
 	if _, err := c.Status(context.Background()); err != nil {
 		t.Fatalf("restarted proxy does not answer: %v", err)
 	}

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -38,6 +38,9 @@ type clientRecord struct {
 	Models    []string  `json:"models,omitempty"`
 	Added     time.Time `json:"added"`
 }
+
+// ClientKeyName is the keychain name of the key of the client called name.
+func ClientKeyName(name string) string { return clientRecord{Name: name}.keyName() }
 
 func (r clientRecord) keyName() string {
 	if r.Name == defaultClient {
@@ -90,7 +93,7 @@ func loadClients(s *clientStore) error {
 		return err
 	}
 	if !found {
-		if _, err := ensureClientKey(keys); err != nil {
+		if _, err := EnsureClientKey(keys); err != nil {
 			return err
 		}
 		if err := s.write(recs); err != nil {

@@ -1,10 +1,11 @@
-package app
+package daemon
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,8 +19,8 @@ import (
 	"github.com/subpool/subpool/proxy/pool"
 )
 
-// version is set by the build (-ldflags "-X …app.version=…").
-var version = "dev"
+// Version is set by the build (-ldflags "-X …daemon.Version=…").
+var Version = "dev"
 
 // core holds the credentials and the pool. The running proxy serves the
 // admin API from it; CLI verbs use one directly when no proxy answers.
@@ -110,7 +111,7 @@ func (c *core) record(id string) (credRecord, bool) {
 
 // Status implements admin.Backend.
 func (c *core) Status(ctx context.Context) api.Status {
-	st := api.Status{Version: version, Listen: c.listen, StartedAt: c.start.UTC(), Now: c.clk.Now().UTC()}
+	st := api.Status{Version: Version, Listen: c.listen, StartedAt: c.start.UTC(), Now: c.clk.Now().UTC()}
 	for _, name := range c.cfg.ProviderNames() {
 		p := c.cfg.Providers[name]
 		creds := c.pool.Status(name)
@@ -138,7 +139,7 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 	}
 	if id := c.awaitingRelogin(rec); id != "" {
 		// "Log in again" on a parked login: same row, fresh tokens.
-		if err := keys.Set(secretKey(id), secret); err != nil {
+		if err := keys.Set(SecretKey(id), secret); err != nil {
 			return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
 		}
 		if c.onRemove != nil {
@@ -147,7 +148,7 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 		c.pool.Unpark(id)
 		return id, c.saveState()
 	}
-	if err := keys.Set(secretKey(rec.ID), secret); err != nil {
+	if err := keys.Set(SecretKey(rec.ID), secret); err != nil {
 		return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
 	}
 	c.mu.Lock()
@@ -159,7 +160,7 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 			c.mu.Lock()
 			c.creds = slices.DeleteFunc(c.creds, func(r credRecord) bool { return r.ID == rec.ID })
 			c.mu.Unlock()
-			keys.Delete(secretKey(rec.ID))
+			keys.Delete(SecretKey(rec.ID))
 			return "", err
 		}
 	}
@@ -249,7 +250,7 @@ func (c *core) RemoveCredential(ctx context.Context, id string) error {
 		c.onRemove(id)
 	}
 	if keys, err := c.keys(); err == nil {
-		if err := keys.Delete(secretKey(id)); err != nil && !isNotFound(err) {
+		if err := keys.Delete(SecretKey(id)); err != nil && !isNotFound(err) {
 			c.logf("warning: credential %s removed, but its secret could not be deleted from the keychain: %v", id, err)
 		}
 	}
@@ -272,7 +273,8 @@ func (c *core) StartLogin(ctx context.Context, provider, label string) (api.Logi
 	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf)
 }
 
-func secretKey(id string) string { return "cred:" + id }
+// SecretKey is the keychain name of credential id's secret.
+func SecretKey(id string) string { return "cred:" + id }
 
 const clientKeyName = "client-key"
 
@@ -284,4 +286,15 @@ func newCredID(provider string) string {
 
 func isNotFound(err error) bool {
 	return err != nil && (err == keychain.ErrNotFound || strings.Contains(err.Error(), keychain.ErrNotFound.Error()))
+}
+
+// Reserve implements admin.Reserver.
+func (c *core) Reserve(ctx context.Context, id string, percent int) error {
+	if err := c.pool.SetReserve(id, percent); err != nil {
+		if errors.Is(err, pool.ErrUnknown) {
+			return api.ErrNotFound
+		}
+		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
+	}
+	return c.saveState()
 }

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestReloginReplacesParkedLogin(t *testing.T) {
 	if len(st) != 1 || st[0].State != api.StateReady || len(st[0].Parks) != 0 {
 		t.Fatalf("after re-login: %+v", st)
 	}
-	raw, _ := keys.Get(secretKey(id))
+	raw, _ := keys.Get(SecretKey(id))
 	if !strings.Contains(raw, `"access_token":"three"`) {
 		t.Fatalf("secret not replaced: has %d bytes", len(raw))
 	}

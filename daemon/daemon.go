@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -23,12 +23,13 @@ import (
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/events"
+	"github.com/subpool/subpool/proxy/pool"
 )
 
-// serverOptions builds a server. Home-based servers (serve, the tray's
+// Options builds a server. Home-based servers (serve, the tray's
 // in-process proxy) read config, keychain and state from Home; the demo
 // passes Config and Keys and keeps nothing.
-type serverOptions struct {
+type Options struct {
 	Home      string
 	Listen    string         // overrides config.listen when set
 	Config    *config.Config // demo: use this, read nothing from Home
@@ -42,12 +43,20 @@ type serverOptions struct {
 	// HistoryHome holds history.db when Config is given (the demo: a temp
 	// dir, never the user's home); "" then keeps no history.
 	HistoryHome string
+	// WrapListener, when set, is given the listener before serving and
+	// returns the one to serve: tests capture it to make it die.
+	WrapListener func(net.Listener) net.Listener
 }
 
-// server is a running proxy + admin API on one listener.
-type server struct {
-	cfg        config.Config
-	core       *core
+// Daemon is the owner of a home: it holds the credentials and the pool,
+// their secrets, the state file, the client keys, the background loops
+// (login refresh, usage polling, config reload) and the history. Started,
+// it serves the proxy and the admin API on one listener and is the admin
+// API's Backend itself; opened in place (Open), it is the same Backend for
+// CLI verbs when no proxy answers.
+type Daemon struct {
+	cfg config.Config
+	*core
 	hub        *events.Hub
 	proxy      *proxy.Proxy
 	admin      *admin.Handler
@@ -60,9 +69,12 @@ type server struct {
 	adminToken string
 	clientKey  string // the client "default"'s key ("" once revoked): the tray and the demo use it
 	clients    *clientStore
-	live       liveConfig // what a reload changes (reload.go)
-	reloader   *reloader  // nil for the demo
-	logf       func(string, ...any)
+	// clientsLoad loads clients on first use (Open); nil once loaded.
+	clientsLoad func() error
+	clientsMu   sync.Mutex
+	live        liveConfig // what a reload changes (reload.go)
+	reloader    *reloader  // nil for the demo
+	logf        func(string, ...any)
 
 	saveCh   chan struct{}
 	stopSave chan struct{}
@@ -75,21 +87,21 @@ type server struct {
 	stopOnce    sync.Once
 }
 
-// errAddrInUse is returned when the address is taken; the message names
+// AddrInUseError is returned when the address is taken; the message names
 // the address and who holds it.
-type errAddrInUse struct {
-	addr    string
-	subpool bool
+type AddrInUseError struct {
+	Addr    string
+	Subpool bool // the holder answers as a subpool
 }
 
-func (e *errAddrInUse) Error() string {
-	if e.subpool {
-		return fmt.Sprintf("%s is already served by a running subpool; use that one (subpool list), or stop it (subpool service stop) first", e.addr)
+func (e *AddrInUseError) Error() string {
+	if e.Subpool {
+		return fmt.Sprintf("%s is already served by a running subpool; use that one (subpool list), or stop it (subpool service stop) first", e.Addr)
 	}
-	return fmt.Sprintf("%s is in use by another program; free it or choose another address with --listen", e.addr)
+	return fmt.Sprintf("%s is in use by another program; free it or choose another address with --listen", e.Addr)
 }
 
-func startServer(o serverOptions) (*server, error) {
+func Start(o Options) (*Daemon, error) {
 	logf := o.Logf
 	if logf == nil {
 		logf = log.New(os.Stderr, "subpool: ", log.LstdFlags).Printf
@@ -98,7 +110,7 @@ func startServer(o serverOptions) (*server, error) {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	s := &server{logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
+	s := &Daemon{logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
 
 	var cfg config.Config
 	var store *stateStore
@@ -122,13 +134,16 @@ func startServer(o serverOptions) (*server, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, &errAddrInUse{addr: cfg.Listen, subpool: isSubpool(cfg.Listen)}
+			return nil, &AddrInUseError{Addr: cfg.Listen, Subpool: isSubpool(cfg.Listen)}
 		}
 		return nil, fmt.Errorf("cannot listen on %s: %v", cfg.Listen, unwrapOp(err))
 	}
+	if o.WrapListener != nil {
+		ln = o.WrapListener(ln)
+	}
 	s.ln = ln
 	s.addr = ln.Addr().String()
-	fail := func(err error) (*server, error) {
+	fail := func(err error) (*Daemon, error) {
 		ln.Close()
 		if s.lock != nil {
 			s.lock.Close()
@@ -224,7 +239,7 @@ func startServer(o serverOptions) (*server, error) {
 		Fallback: s.live.fallback,
 	})
 	s.clients.inFlight = s.proxy.InFlightByClient
-	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: serverBackend{core: s.core, clients: s.clients, reloader: s.reloader, history: s.history}, Clock: clk, Logf: logf,
+	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s, Clock: clk, Logf: logf,
 		Refusals: s.proxy.Refusals(), History: hist})
 	s.admin = adm
 
@@ -243,7 +258,7 @@ func startServer(o serverOptions) (*server, error) {
 	})
 	// Shared by every answer, as net/http spells the key: its capacity is
 	// its length, so an append copies.
-	subpoolHeader := []string{version}
+	subpoolHeader := []string{Version}
 	s.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// Lets a second `subpool serve` tell "a running subpool" from
@@ -285,7 +300,7 @@ func startServer(o serverOptions) (*server, error) {
 
 // saveLoop writes the state file after changes, at most every 200 ms, so a
 // burst of cooldowns costs one write.
-func (s *server) saveLoop() {
+func (s *Daemon) saveLoop() {
 	defer close(s.saveDone)
 	for {
 		select {
@@ -306,7 +321,7 @@ func (s *server) saveLoop() {
 
 // Shutdown stops accepting, lets in-flight requests (streams included)
 // finish until ctx ends, then writes the state file and frees the home.
-func (s *server) Shutdown(ctx context.Context) error {
+func (s *Daemon) Shutdown(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
 		s.hub.Emit(api.Event{Type: api.EventProxyStopping})
@@ -338,7 +353,26 @@ func (s *server) Shutdown(ctx context.Context) error {
 }
 
 // Done reports the listener's end (nil after Shutdown).
-func (s *server) Done() <-chan error { return s.serveErr }
+func (s *Daemon) Done() <-chan error { return s.serveErr }
+
+// Addr is where the daemon listens.
+func (s *Daemon) Addr() string { return s.addr }
+
+// AdminToken is the token the admin API asks for.
+func (s *Daemon) AdminToken() string { return s.adminToken }
+
+// ClientKey is the client "default"'s key ("" once revoked): the tray and
+// the demo send it.
+func (s *Daemon) ClientKey() string { return s.clientKey }
+
+// Hub is the daemon's event hub.
+func (s *Daemon) Hub() *events.Hub { return s.hub }
+
+// Pool is the daemon's credential pool.
+func (s *Daemon) Pool() *pool.Pool { return s.core.pool }
+
+// History is the history database; nil when history is off.
+func (s *Daemon) History() *history.DB { return s.history }
 
 // logWriter adapts a printf-style logger for log.New.
 type logWriter func(string, ...any)
@@ -367,8 +401,8 @@ func unwrapOp(err error) error {
 	return err
 }
 
-// ensureClientKey returns the key clients present, creating it once.
-func ensureClientKey(keys keychain.Store) (string, error) {
+// EnsureClientKey returns the key clients present, creating it once.
+func EnsureClientKey(keys keychain.Store) (string, error) {
 	k, err := keys.Get(clientKeyName)
 	if err == nil && k != "" {
 		return k, nil

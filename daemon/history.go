@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 
 // openHistory opens the home's history.db for the server, or returns
 // (nil History, nil) when [history] turns it off.
-func (s *server) openHistory(home string, cfg config.Config, clk clock.Clock) (admin.History, error) {
+func (s *Daemon) openHistory(home string, cfg config.Config, clk clock.Clock) (admin.History, error) {
 	if !cfg.History.Enabled {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"crypto/rand"
@@ -21,39 +21,6 @@ const (
 	lockFile        = "subpool.lock"
 	credentialsFile = "credentials.json"
 )
-
-// resolveHome: --home, else $SUBPOOL_HOME, else the OS config dir; created
-// if missing.
-func resolveHome(flagHome string) (string, error) {
-	abs, err := homePath(flagHome)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("cannot create home %s: %v", abs, err)
-	}
-	return abs, nil
-}
-
-// homePath is resolveHome without creating anything.
-func homePath(flagHome string) (string, error) {
-	h := flagHome
-	if h == "" {
-		h = os.Getenv("SUBPOOL_HOME")
-	}
-	if h == "" {
-		d, err := os.UserConfigDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find your config folder (%v); pass --home DIR", err)
-		}
-		h = filepath.Join(d, "subpool")
-	}
-	abs, err := filepath.Abs(h)
-	if err != nil {
-		return "", fmt.Errorf("home %q: %v", h, err)
-	}
-	return abs, nil
-}
 
 // adminToken returns the home's admin token, creating it (0600) once.
 func adminToken(home string, create bool) (string, error) {
@@ -92,3 +59,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// ReadAdminToken returns the home's admin token; a home whose proxy never
+// started has none.
+func ReadAdminToken(home string) (string, error) { return adminToken(home, false) }

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (s oauthTokens) Save(id string, t oauth.Tokens) error {
 		m[k] = v
 	}
 	b, _ := json.Marshal(m)
-	if err := keys.Set(secretKey(id), string(b)); err != nil {
+	if err := keys.Set(SecretKey(id), string(b)); err != nil {
 		return fmt.Errorf("cannot store the login of %s in the %s keychain: %w", id, keys.Name(), err)
 	}
 	return nil
@@ -65,7 +65,7 @@ func (s oauthTokens) raw(id string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := keys.Get(secretKey(id))
+	v, err := keys.Get(SecretKey(id))
 	if errors.Is(err, keychain.ErrNotFound) {
 		return nil, fmt.Errorf("%w: the login of %s is missing from the keychain; remove it and log in again", auth.ErrRelogin, id)
 	}
@@ -87,10 +87,10 @@ func newOAuthManager(clk clock.Clock, keys func() (keychain.Store, error), em ap
 	})
 }
 
-// oauthProvider is the OAuth client of a configured provider: the two
+// OAuthProvider is the OAuth client of a configured provider: the two
 // built-in subscriptions, with token_url, authorize_url, redirect_uri and
 // chatgpt_base_url from config. Custom providers have none.
-func oauthProvider(cp config.Provider) (oauth.Provider, bool) {
+func OAuthProvider(cp config.Provider) (oauth.Provider, bool) {
 	p, ok := builtinOAuth(cp)
 	if !ok {
 		return p, false
@@ -124,7 +124,7 @@ func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
 // credential's access token, renewed when due or when refresh is set (an
 // upstream said auth_expired), with the headers its upstream needs.
 func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp config.Provider, refresh bool) (auth.Auth, error) {
-	p, ok := oauthProvider(cp)
+	p, ok := OAuthProvider(cp)
 	if !ok {
 		return auth.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", auth.ErrRelogin, cred.Provider, cred.ID)
 	}
@@ -147,7 +147,7 @@ const loginTimeout = 10 * time.Minute
 // credential_added). There is no paste path here, so the callback port
 // must be free.
 func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
-	p, ok := oauthProvider(cfg.Providers[provider])
+	p, ok := OAuthProvider(cfg.Providers[provider])
 	if !ok {
 		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic and openai do); add an API key instead", api.ErrUnsupported, provider)
 	}

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func (r *refresher) sweep(ctx context.Context) {
 		if parked && c.Source == "" {
 			continue // only a new login mends it
 		}
-		p, ok := oauthProvider(r.providers[c.Provider])
+		p, ok := OAuthProvider(r.providers[c.Provider])
 		if !ok {
 			continue
 		}

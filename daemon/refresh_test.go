@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func grantSecret(tok sim.OAuthTokens) map[string]string {
 // told to ask for a new login.
 func TestRefresherKeepsAnIdleLogin(t *testing.T) {
 	g := newRefreshRig(t, "")
-	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic)))) // an hour's token
+	g.keys.Set(SecretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic)))) // an hour's token
 	g.after(0)
 	if st := g.oa.Stats(); st.Refreshes != 0 {
 		t.Fatalf("refreshed a fresh token: %+v", st)
@@ -129,7 +129,7 @@ func TestRefresherAdoptsTheCLIsNewLogin(t *testing.T) {
 	writeCC(dead)
 	sec := grantSecret(dead)
 	sec["source"], sec["source_path"] = oauth.SourceClaudeCode, path
-	g.keys.Set(secretKey("c1"), mustJSON(sec))
+	g.keys.Set(SecretKey("c1"), mustJSON(sec))
 
 	g.after(56 * time.Minute)
 	if s := g.status(); len(s.Parks) != 1 || s.Parks[0].Kind != api.ParkRelogin {
@@ -155,7 +155,7 @@ func TestRefresherAdoptsTheCLIsNewLogin(t *testing.T) {
 func TestRefresherLeavesParkedAndPausedLogins(t *testing.T) {
 	g := newRefreshRig(t, "")
 	tok := g.oa.Grant(sim.Anthropic)
-	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(tok)))
+	g.keys.Set(SecretKey("c1"), mustJSON(grantSecret(tok)))
 	g.pool.Park("c1", "", api.ParkRelogin, "revoked")
 	g.after(56 * time.Minute)
 	g.pool.Unpark("c1")
@@ -179,44 +179,6 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// The running server renews a login that is about to run out with no
-// request made, and parks one whose refresh token is dead, on the wall
-// clock with the look shortened.
-func TestServerRefreshesIdleLogins(t *testing.T) {
-	up, oa := startOAuthSim(t, sim.OAuthOptions{AccessTTL: 4 * time.Minute}) // due: within the 5 min skew
-	home := oauthHome(t, oa)
-	claudeDir, codexDir := t.TempDir(), t.TempDir()
-	t.Setenv("CLAUDE_CONFIG_DIR", claudeDir)
-	t.Setenv("CODEX_HOME", codexDir)
-	cc := oa.Grant(sim.Anthropic)
-	os.WriteFile(filepath.Join(claudeDir, ".credentials.json"), []byte(fmt.Sprintf(
-		`{"claudeAiOauth":{"accessToken":%q,"refreshToken":%q,"expiresAt":%d,"scopes":["user:inference"]}}`,
-		cc.Access, cc.Refresh, cc.ExpiresAt.UnixMilli())), 0o600)
-	cx := oa.Grant(sim.OpenAI)
-	os.WriteFile(filepath.Join(codexDir, "auth.json"), []byte(fmt.Sprintf(
-		`{"tokens":{"id_token":%q,"access_token":%q,"refresh_token":%q,"account_id":%q}}`,
-		cx.IDToken, cx.Access, cx.Refresh, cx.AccountID)), 0o600)
-	for _, cli := range []string{"claude-code", "codex"} {
-		if code, out, errs := runImport(cli, "--home", home); code != 0 {
-			t.Fatalf("import %s: %d %q %q", cli, code, out, errs)
-		}
-	}
-	oa.Revoke(cx.Refresh) // the ChatGPT account signed out everywhere
-
-	s := startWith(t, serverOptions{Home: home, Logf: (&logBuf{}).logf, LoginRefresh: 20 * time.Millisecond})
-	waitFor(t, "the Claude login renewed and the ChatGPT one parked", func() bool {
-		a, o := s.core.pool.Status("anthropic"), s.core.pool.Status("openai")
-		return oa.Stats().Rotations == 1 && len(a[0].Parks) == 0 &&
-			len(o[0].Parks) == 1 && o[0].Parks[0].Kind == api.ParkRelogin
-	})
-	if n := len(modelRequests(up.Requests())); n != 0 {
-		t.Fatalf("%d model requests were made", n)
-	}
-	if st := oa.Stats(); st.Rotations != 1 || st.Revoked < 1 {
-		t.Fatalf("token endpoint: %+v", st)
-	}
-}
-
 // waitFor polls cond until it holds; the limit only guards against a
 // hang, it is not a timing assertion.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -235,7 +197,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // goes when renewing works again.
 func TestRefresherNotesAnEndpointOutage(t *testing.T) {
 	g := newRefreshRig(t, "")
-	g.keys.Set(secretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic))))
+	g.keys.Set(SecretKey("c1"), mustJSON(grantSecret(g.oa.Grant(sim.Anthropic))))
 	g.oa.ScriptRefresh(sim.Step{Status: 503, Body: `{"error":"temporarily_unavailable"}`, Times: 4})
 	g.after(56 * time.Minute) // due; the manager then backs off 30 s, 1 m, 2 m, 5 m
 	for range 4 {

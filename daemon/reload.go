@@ -1,11 +1,7 @@
-package app
+package daemon
 
 import (
 	"context"
-	"fmt"
-	"github.com/subpool/subpool/internal/history"
-	"github.com/subpool/subpool/proxy/policy"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/subpool/subpool/proxy/policy"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -109,7 +107,7 @@ func (r *reloader) reload(why string) api.ReloadResult {
 	applied := withLiveKeys(cur, next)
 	r.live.store(applied)
 	r.apply(applied)
-	msg := describeReload(d)
+	msg := DescribeReload(d)
 	r.logf("config.toml reloaded (%s): %s", why, msg)
 	r.events.Emit(api.Event{Type: api.EventConfigReloaded, Reason: msg})
 	return api.ReloadResult{Live: d.Live, Restart: d.Restart}
@@ -130,7 +128,9 @@ func withLiveKeys(cur, next config.Config) config.Config {
 	return cur
 }
 
-func describeReload(d config.Reload) string {
+// DescribeReload says in one line what a reload applied and what waits
+// for the next start.
+func DescribeReload(d config.Reload) string {
 	var parts []string
 	if len(d.Live) > 0 {
 		parts = append(parts, "applied "+strings.Join(d.Live, ", "))
@@ -183,48 +183,70 @@ func (r *reloader) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.
 	}
 }
 
-// serverBackend is the admin API's backend: the core, and the client keys
-// and reloads of this server.
-type serverBackend struct {
-	*core
-	clients  *clientStore
-	reloader *reloader   // nil for the demo, which has no file
-	history  *history.DB // nil when history is off
-}
-
-// Status adds the client keys, with their requests in flight, and the
-// rows the history had to drop.
-func (b serverBackend) Status(ctx context.Context) api.Status {
-	st := b.core.Status(ctx)
-	st.Clients, _ = b.clients.Clients(ctx)
-	if b.history != nil {
-		st.History = &api.HistoryStatus{Dropped: b.history.Dropped()}
+// Status implements admin.Backend: the core's, with the client keys (their
+// requests in flight) and the rows the history had to drop.
+func (s *Daemon) Status(ctx context.Context) api.Status {
+	st := s.core.Status(ctx)
+	if s.clientsLoad == nil { // loaded: a started daemon, or a client verb's
+		st.Clients, _ = s.clients.Clients(ctx)
+	}
+	if s.history != nil {
+		st.History = &api.HistoryStatus{Dropped: s.history.Dropped()}
 	}
 	return st
 }
 
-func (b serverBackend) Clients(ctx context.Context) ([]api.ClientStatus, error) {
-	return b.clients.Clients(ctx)
+// clientStore returns the client keys, loading them on first use.
+func (s *Daemon) clientStore() (*clientStore, error) {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	if s.clientsLoad != nil {
+		if err := s.clientsLoad(); err != nil {
+			return nil, err
+		}
+		s.clientsLoad = nil
+	}
+	return s.clients, nil
 }
 
-func (b serverBackend) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
-	return b.clients.AddClient(ctx, req)
+// Clients implements admin.ClientBackend.
+func (s *Daemon) Clients(ctx context.Context) ([]api.ClientStatus, error) {
+	cs, err := s.clientStore()
+	if err != nil {
+		return nil, err
+	}
+	return cs.Clients(ctx)
 }
 
-func (b serverBackend) RevokeClient(ctx context.Context, name string) error {
-	return b.clients.RevokeClient(ctx, name)
+// AddClient implements admin.ClientBackend.
+func (s *Daemon) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
+	cs, err := s.clientStore()
+	if err != nil {
+		return api.ClientAdded{}, err
+	}
+	return cs.AddClient(ctx, req)
 }
 
-func (b serverBackend) Reload(ctx context.Context) api.ReloadResult {
-	if b.reloader == nil {
+// RevokeClient implements admin.ClientBackend.
+func (s *Daemon) RevokeClient(ctx context.Context, name string) error {
+	cs, err := s.clientStore()
+	if err != nil {
+		return err
+	}
+	return cs.RevokeClient(ctx, name)
+}
+
+// Reload implements admin.Reloader.
+func (s *Daemon) Reload(ctx context.Context) api.ReloadResult {
+	if s.reloader == nil {
 		return api.ReloadResult{Error: "the demo has no config file to reload"}
 	}
-	return b.reloader.reload("admin API")
+	return s.reloader.reload("admin API")
 }
 
 // loadClients sets up the client keys and the live config of a starting
 // server; a home-based one also gets its reloader.
-func (s *server) loadClients(o serverOptions, cfg config.Config, keys func() (keychain.Store, error), clk clock.Clock, logf func(string, ...any)) error {
+func (s *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain.Store, error), clk clock.Clock, logf func(string, ...any)) error {
 	home := o.Home
 	if o.Config != nil {
 		home = "" // the demo keeps its keys in memory
@@ -256,7 +278,7 @@ func (s *server) loadClients(o serverOptions, cfg config.Config, keys func() (ke
 }
 
 // watchReload starts noticing config edits and SIGHUP.
-func (s *server) watchReload() {
+func (s *Daemon) watchReload() {
 	if s.reloader == nil {
 		return
 	}
@@ -291,44 +313,18 @@ func (s *server) watchReload() {
 	}()
 }
 
-func (s *server) stopReload() {
+// LiveConfig is the configuration running now: the one the daemon started
+// with, and the live keys of every reload since.
+func (s *Daemon) LiveConfig() config.Config { return *s.live.load() }
+
+// StopWatchingConfig stops noticing config.toml edits and SIGHUP; Reload
+// still reads the file. Tests use it to choose when an edit is read.
+func (s *Daemon) StopWatchingConfig() { s.stopReload() }
+
+func (s *Daemon) stopReload() {
 	if s.reloader == nil || s.reloader.stop == nil {
 		return
 	}
 	s.reloader.stop()
 	<-s.reloader.done
-}
-
-func cmdReload(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("reload", "[--home DIR]", "Has the running proxy read config.toml again: what can change live applies now, the rest is named. Edits are noticed without it; this is for scripts.")
-	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
-		return code
-	}
-	h, cfg, err := homeConfig(*home)
-	if err != nil {
-		return fail(stderr, "reload", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, _, err := runningClient(ctx, h, cfg)
-	if err != nil {
-		return fail(stderr, "reload", err)
-	}
-	if c == nil {
-		fmt.Fprintln(stdout, "no proxy is running; config.toml is read when one starts")
-		return 0
-	}
-	res, err := c.Reload(ctx)
-	switch {
-	case err != nil:
-		return fail(stderr, "reload", err)
-	case res.Error != "":
-		return fail(stderr, "reload", fmt.Errorf("edit refused, the running config stays: %s", res.Error))
-	case len(res.Live)+len(res.Restart) == 0:
-		fmt.Fprintln(stdout, "config.toml: nothing changed")
-	default:
-		fmt.Fprintln(stdout, "config.toml: "+describeReload(config.Reload{Live: res.Live, Restart: res.Restart}))
-	}
-	return 0
 }

@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func (s *secrets) load(id string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := keys.Get(secretKey(id))
+	raw, err := keys.Get(SecretKey(id))
 	if errors.Is(err, keychain.ErrNotFound) {
 		return nil, fmt.Errorf("%w: the secret of %s is missing from the keychain; remove it and add it again", auth.ErrRelogin, id)
 	}

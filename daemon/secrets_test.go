@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"context"
@@ -18,8 +18,8 @@ func TestSecretsKeyHeaderCache(t *testing.T) {
 	s := newSecrets(func() (keychain.Store, error) { return kc, nil }, map[string]config.Provider{
 		"anthropic": {Wire: "anthropic"}, "openai": {Wire: "openai"},
 	})
-	kc.Set(secretKey("anthropic-1"), `{"key":"sk-ant-first"}`)
-	kc.Set(secretKey("openai-1"), `{"key":"sk-proj-first"}`)
+	kc.Set(SecretKey("anthropic-1"), `{"key":"sk-ant-first"}`)
+	kc.Set(SecretKey("openai-1"), `{"key":"sk-proj-first"}`)
 	ant := pool.Credential{ID: "anthropic-1", Provider: "anthropic", Kind: api.KindAPIKey}
 	oai := pool.Credential{ID: "openai-1", Provider: "openai", Kind: api.KindAPIKey}
 
@@ -35,7 +35,7 @@ func TestSecretsKeyHeaderCache(t *testing.T) {
 		t.Fatalf("openai: %v", o.Header)
 	}
 
-	kc.Set(secretKey("anthropic-1"), `{"key":"sk-ant-second"}`)
+	kc.Set(SecretKey("anthropic-1"), `{"key":"sk-ant-second"}`)
 	if a, _ := s.Auth(context.Background(), ant, false); a.Header.Get("X-Api-Key") != "sk-ant-first" {
 		t.Fatalf("the key is read from the keychain once, not per request: %v", a.Header)
 	}

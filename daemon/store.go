@@ -1,4 +1,4 @@
-package app
+package daemon
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 var errLocked = errors.New("home is locked by another subpool process")
 
 // credRecord is a credential's metadata: everything but its secret, which
-// lives in the keychain under secretKey(ID).
+// lives in the keychain under SecretKey(ID).
 type credRecord struct {
 	ID       string    `json:"id"`
 	Provider string    `json:"provider"`
