@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -150,6 +151,19 @@ func argsObject(args string) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return buf.Bytes(), true
+}
+
+// contentTexts reads the content of field, a message of role, as a string
+// or as text parts of the given types; it refuses any other part.
+func (c *conv) contentTexts(raw json.RawMessage, field, role string, typ ...string) ([]string, error) {
+	texts, bad, badType, err := stringOrTexts(raw, typ...)
+	if err != nil {
+		return nil, fmt.Errorf("translate: %s.content: %w", field, err)
+	}
+	if bad >= 0 {
+		return nil, c.refuse(path(field+".content", bad), "%s content part type %q", role, badType)
+	}
+	return texts, nil
 }
 
 // stringOrTexts reads a field that holds a string or an array of parts

@@ -129,12 +129,9 @@ func (c *conv) chatUnsupported(in *chatIn) error {
 func (c *conv) chatMessage(r *request, field string, m chatMessage) error {
 	switch m.Role {
 	case "system", "developer":
-		texts, bad, typ, err := stringOrTexts(m.Content, "text")
+		texts, err := c.contentTexts(m.Content, field, m.Role, "text")
 		if err != nil {
-			return fmt.Errorf("translate: %s.content: %w", field, err)
-		}
-		if bad >= 0 {
-			return c.refuse(path(field+".content", bad), "%s content part type %q", m.Role, typ)
+			return err
 		}
 		r.system = append(r.system, strings.Join(texts, "\n"))
 	case "user", "assistant":
@@ -150,12 +147,9 @@ func (c *conv) chatMessage(r *request, field string, m chatMessage) error {
 		}
 		r.addTurn(m.Role, parts...)
 	case "tool":
-		texts, bad, typ, err := stringOrTexts(m.Content, "text")
+		texts, err := c.contentTexts(m.Content, field, "tool", "text")
 		if err != nil {
-			return fmt.Errorf("translate: %s.content: %w", field, err)
-		}
-		if bad >= 0 {
-			return c.refuse(path(field+".content", bad), "tool content part type %q", typ)
+			return err
 		}
 		res := toolResult{id: m.ToolCallID}
 		if s := strings.Join(texts, ""); s != "" {

@@ -149,12 +149,9 @@ func (c *conv) responsesItems(r *request, raw json.RawMessage, base string) erro
 func (c *conv) responsesMessage(r *request, it rItem, field string) error {
 	switch it.Role {
 	case "system", "developer":
-		texts, bad, typ, err := stringOrTexts(it.Content, "input_text")
+		texts, err := c.contentTexts(it.Content, field, it.Role, "input_text")
 		if err != nil {
-			return fmt.Errorf("translate: %s.content: %w", field, err)
-		}
-		if bad >= 0 {
-			return c.refuse(path(field+".content", bad), "%s content part type %q", it.Role, typ)
+			return err
 		}
 		r.system = append(r.system, strings.Join(texts, "\n"))
 		return nil
