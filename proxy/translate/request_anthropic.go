@@ -17,6 +17,20 @@ func (c *conv) fromAnthropicRequest(body []byte, model string) ([]byte, error) {
 	return c.writeResponses(r, model, c.to == ChatGPTCodex)
 }
 
+// toAnthropicRequest reads an OpenAI request, Chat Completions or
+// Responses as c.from says, and writes it as a Messages request.
+func (c *conv) toAnthropicRequest(body []byte, model string) ([]byte, error) {
+	read := c.readResponses
+	if c.from == OpenAIChat {
+		read = c.readChat
+	}
+	r, err := read(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.writeAnthropic(r, model)
+}
+
 // readAnthropic reads a Messages request into the neutral form.
 func (c *conv) readAnthropic(body []byte) (*request, error) {
 	if _, err := c.checkFields(body, anthropicFields); err != nil {

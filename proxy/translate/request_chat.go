@@ -8,14 +8,6 @@ import (
 	"strings"
 )
 
-func (c *conv) chatToAnthropicRequest(body []byte, model string) ([]byte, error) {
-	r, err := c.readChat(body)
-	if err != nil {
-		return nil, err
-	}
-	return c.writeAnthropic(r, model)
-}
-
 type chatIn struct {
 	Messages []chatMessage `json:"messages"`
 	Tools    []struct {

@@ -6,14 +6,6 @@ import (
 	"strings"
 )
 
-func (c *conv) responsesToAnthropicRequest(body []byte, model string) ([]byte, error) {
-	r, err := c.readResponses(body)
-	if err != nil {
-		return nil, err
-	}
-	return c.writeAnthropic(r, model)
-}
-
 type responsesIn struct {
 	Input        json.RawMessage `json:"input"`
 	Instructions json.RawMessage `json:"instructions"`

@@ -111,10 +111,8 @@ func RequestWithNotes(from, to Target, body []byte, model string) ([]byte, []str
 		out, err = setModel(body, model)
 	case from == Anthropic:
 		out, err = c.fromAnthropicRequest(body, model)
-	case from == OpenAIChat:
-		out, err = c.chatToAnthropicRequest(body, model)
 	default:
-		out, err = c.responsesToAnthropicRequest(body, model)
+		out, err = c.toAnthropicRequest(body, model)
 	}
 	if err != nil {
 		return nil, nil, err
