@@ -464,20 +464,14 @@ func (o *OAuthServer) refreshGrant(w http.ResponseWriter, provider string, req t
 	case rt.revoked:
 		o.stats.Revoked++
 		o.mu.Unlock()
-		if provider == OpenAI {
-			oauthError(w, provider, http.StatusUnauthorized, "refresh_token_invalidated", "Your refresh token has been invalidated. Please try signing in again.")
-			return
-		}
-		oauthError(w, provider, http.StatusBadRequest, "invalid_grant", "refresh token has been revoked")
+		refuseSpent(w, provider, "refresh_token_invalidated", "Your refresh token has been invalidated. Please try signing in again.",
+			"refresh token has been revoked")
 		return
 	case rt.used:
 		o.stats.Reused++
 		o.mu.Unlock()
-		if provider == OpenAI {
-			oauthError(w, provider, http.StatusUnauthorized, "refresh_token_reused", "Your refresh token has already been used to generate a new access token. Please try signing in again.")
-			return
-		}
-		oauthError(w, provider, http.StatusBadRequest, "invalid_grant", "refresh token not found or invalid")
+		refuseSpent(w, provider, "refresh_token_reused", "Your refresh token has already been used to generate a new access token. Please try signing in again.",
+			"refresh token not found or invalid")
 		return
 	}
 	rt.used = true
@@ -485,6 +479,17 @@ func (o *OAuthServer) refreshGrant(w http.ResponseWriter, provider string, req t
 	t := o.issueLocked(provider, rt.clientID)
 	o.mu.Unlock()
 	o.writeTokens(w, t)
+}
+
+// refuseSpent refuses a refresh token that can no longer be used, as each
+// provider does: OpenAI with a 401 and a code that says why, Anthropic
+// with a 400 invalid_grant.
+func refuseSpent(w http.ResponseWriter, provider, openAICode, openAIMsg, anthropicMsg string) {
+	if provider == OpenAI {
+		oauthError(w, provider, http.StatusUnauthorized, openAICode, openAIMsg)
+		return
+	}
+	oauthError(w, provider, http.StatusBadRequest, "invalid_grant", anthropicMsg)
 }
 
 // issueLocked mints a new login's worth of tokens. It requires o.mu.
