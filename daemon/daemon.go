@@ -60,7 +60,8 @@ type Daemon struct {
 	hub        *events.Hub
 	proxy      *proxy.Proxy
 	admin      *admin.Handler
-	history    *history.DB // nil: off, or the demo
+	history    *history.DB   // nil: off, or the demo
+	historyAPI admin.History // what the admin API answers history with; nil: the demo's none
 	secrets    *secrets
 	http       *http.Server
 	ln         net.Listener
@@ -101,6 +102,10 @@ func (e *AddrInUseError) Error() string {
 	return fmt.Sprintf("%s is in use by another program; free it or choose another address with --listen", e.Addr)
 }
 
+// Start builds the daemon o describes and serves it: it listens, claims
+// the home (or, for the demo, memory), loads credentials, client keys and
+// history, wires the proxy and the admin API onto the listener, and starts
+// the background loops. On an error nothing is left running.
 func Start(o Options) (*Daemon, error) {
 	logf := o.Logf
 	if logf == nil {
@@ -111,89 +116,91 @@ func Start(o Options) (*Daemon, error) {
 		clk = clock.Real{}
 	}
 	s := &Daemon{logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
-
-	var cfg config.Config
-	var store *stateStore
-	if o.Config != nil {
-		cfg = *o.Config
-	} else {
-		var err error
-		cfg, err = config.Load(filepath.Join(o.Home, config.FileName))
-		if err != nil {
-			return nil, err
-		}
-	}
-	if o.Listen != "" {
-		if err := config.CheckListen(o.Listen, cfg.AllowRemote, cfg.RequireClientKey); err != nil {
-			return nil, fmt.Errorf("--listen: %v", err)
-		}
-		cfg.Listen = o.Listen
+	cfg, err := startConfig(o)
+	if err != nil {
+		return nil, err
 	}
 	s.cfg = cfg
-
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen(cfg.Listen)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, &AddrInUseError{Addr: cfg.Listen, Subpool: isSubpool(cfg.Listen)}
-		}
-		return nil, fmt.Errorf("cannot listen on %s: %v", cfg.Listen, unwrapOp(err))
+		return nil, err
 	}
 	if o.WrapListener != nil {
 		ln = o.WrapListener(ln)
 	}
-	s.ln = ln
-	s.addr = ln.Addr().String()
-	fail := func(err error) (*Daemon, error) {
+	s.ln, s.addr = ln, ln.Addr().String()
+	if err := s.open(o, clk); err != nil {
 		ln.Close()
 		if s.lock != nil {
 			s.lock.Close()
 		}
 		return nil, err
 	}
+	transport := o.Transport
+	if transport == nil {
+		transport = proxy.NewTransport(cfg.HeaderTimeout)
+	}
+	s.proxy = s.newProxy(clk, transport)
+	s.clients.inFlight = s.proxy.InFlightByClient
+	s.admin = admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s, Clock: clk, Logf: logf,
+		Refusals: s.proxy.Refusals(), History: s.historyAPI})
+	s.http = s.newHTTPServer()
+	s.startLoops(o, clk, transport)
+	go func() { s.serveErr <- s.http.Serve(ln) }()
+	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
+	return s, nil
+}
 
-	var keysFn func() (keychain.Store, error)
+// startConfig is the configuration o starts with: the demo's, else the
+// home's config.toml, with --listen applied.
+func startConfig(o Options) (config.Config, error) {
+	var cfg config.Config
 	if o.Config != nil {
-		keys := o.Keys
-		if keys == nil {
-			keys = keychain.NewMemory()
-		}
-		keysFn = func() (keychain.Store, error) { return keys, nil }
-		s.adminToken = randomToken(32)
+		cfg = *o.Config
 	} else {
-		lock, err := tryLock(filepath.Join(o.Home, lockFile))
-		if errors.Is(err, errLocked) {
-			return fail(fmt.Errorf("another subpool is already running with home %s; stop it first (subpool service stop)", o.Home))
-		}
+		var err error
+		cfg, err = config.Load(filepath.Join(o.Home, config.FileName))
 		if err != nil {
-			return fail(fmt.Errorf("cannot lock %s: %v", o.Home, err))
+			return cfg, err
 		}
-		s.lock = lock
-		// Where this proxy really listens (--listen may differ from the
-		// config): the CLI verbs and the tray read it to find us.
-		if err := lock.Truncate(0); err == nil {
-			lock.WriteAt([]byte(s.addr+"\n"), 0)
+	}
+	if o.Listen != "" {
+		if err := config.CheckListen(o.Listen, cfg.AllowRemote, cfg.RequireClientKey); err != nil {
+			return cfg, fmt.Errorf("--listen: %v", err)
 		}
-		keys, warn, err := keychain.Open(cfg.KeychainBackend, o.Home)
-		if err != nil {
-			return fail(err)
+		cfg.Listen = o.Listen
+	}
+	return cfg, nil
+}
+
+// listen opens addr; a taken address says who holds it.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, &AddrInUseError{Addr: addr, Subpool: isSubpool(addr)}
 		}
-		if warn != "" {
-			logf("warning: %s", warn)
-		}
-		keysFn = func() (keychain.Store, error) { return keys, nil }
-		store = newStateStore(o.Home, logf)
-		if s.adminToken, err = adminToken(o.Home, true); err != nil {
-			return fail(err)
-		}
+		return nil, fmt.Errorf("cannot listen on %s: %v", addr, unwrapOp(err))
+	}
+	return ln, nil
+}
+
+// open loads what the daemon owns: the home (or the demo's memory), the
+// hub, the client keys, the credentials and their state, the history and
+// the secrets. The caller closes the listener and the lock on an error.
+func (s *Daemon) open(o Options, clk clock.Clock) error {
+	keysFn, store, err := s.claim(o)
+	if err != nil {
+		return err
 	}
 	s.hub = events.NewHub(clk, 1024)
-	if err := s.loadClients(o, cfg, keysFn, clk, logf); err != nil {
-		return fail(err)
+	if err := s.loadClients(o, s.cfg, keysFn, clk, s.logf); err != nil {
+		return err
 	}
-	s.core = newCore(cfg, clk, keysFn, store, s.hub, logf)
+	s.core = newCore(s.cfg, clk, keysFn, store, s.hub, s.logf)
 	s.core.listen = s.addr
 	if err := s.core.load(); err != nil {
-		return fail(err)
+		return err
 	}
 	s.core.pool.OnChange(func() {
 		select {
@@ -201,25 +208,77 @@ func Start(o Options) (*Daemon, error) {
 		default:
 		}
 	})
-	// History is the home's; the demo's is in a folder of its own. A file
-	// it cannot open turns history off with one line, and the proxy serves on.
-	var hist admin.History
-	if histHome := o.Home; o.Config == nil || o.HistoryHome != "" {
-		if o.Config != nil {
-			histHome = o.HistoryHome
-		}
-		if hist, err = s.openHistory(histHome, cfg, clk); err != nil {
-			logf("warning: %v", err)
-			hist = admin.HistoryOff{Reason: oneLineErr(err)}
-		}
-	}
-	s.secrets = newSecrets(keysFn, cfg.Providers)
-	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, logf, s.core.pool.SetExpiry)
+	s.historyAPI = s.historyFor(o, clk)
+	s.secrets = newSecrets(keysFn, s.cfg.Providers)
+	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, s.logf, s.core.pool.SetExpiry)
 	s.core.onRemove = func(id string) {
 		s.secrets.forget(id)
 		s.secrets.oauth.Forget(id)
 	}
+	return nil
+}
 
+// claim takes the home: its lock (with the address written in it), its
+// keychain, its state file and its admin token. The demo claims nothing:
+// its keys are in memory and its token is new.
+func (s *Daemon) claim(o Options) (func() (keychain.Store, error), *stateStore, error) {
+	if o.Config != nil {
+		keys := o.Keys
+		if keys == nil {
+			keys = keychain.NewMemory()
+		}
+		s.adminToken = randomToken(32)
+		return func() (keychain.Store, error) { return keys, nil }, nil, nil
+	}
+	lock, err := tryLock(filepath.Join(o.Home, lockFile))
+	if errors.Is(err, errLocked) {
+		return nil, nil, fmt.Errorf("another subpool is already running with home %s; stop it first (subpool service stop)", o.Home)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot lock %s: %v", o.Home, err)
+	}
+	s.lock = lock
+	// Where this proxy really listens (--listen may differ from the
+	// config): the CLI verbs and the tray read it to find us.
+	if err := lock.Truncate(0); err == nil {
+		lock.WriteAt([]byte(s.addr+"\n"), 0)
+	}
+	keys, warn, err := keychain.Open(s.cfg.KeychainBackend, o.Home)
+	if err != nil {
+		return nil, nil, err
+	}
+	if warn != "" {
+		s.logf("warning: %s", warn)
+	}
+	if s.adminToken, err = adminToken(o.Home, true); err != nil {
+		return nil, nil, err
+	}
+	return func() (keychain.Store, error) { return keys, nil }, newStateStore(o.Home, s.logf), nil
+}
+
+// historyFor is what the admin API answers history with. History is the
+// home's; the demo's is in a folder of its own. A file it cannot open
+// turns history off with one line, and the proxy serves on.
+func (s *Daemon) historyFor(o Options, clk clock.Clock) admin.History {
+	if o.Config != nil && o.HistoryHome == "" {
+		return nil
+	}
+	histHome := o.Home
+	if o.Config != nil {
+		histHome = o.HistoryHome
+	}
+	hist, err := s.openHistory(histHome, s.cfg, clk)
+	if err != nil {
+		s.logf("warning: %v", err)
+		return admin.HistoryOff{Reason: oneLineErr(err)}
+	}
+	return hist
+}
+
+// newProxy is the engine over the daemon's pool, secrets, client keys and
+// live config.
+func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.Proxy {
+	cfg := s.cfg
 	provs := map[string]*proxy.Provider{}
 	for name, p := range cfg.Providers {
 		// Custom keeps a built-in provider's own table when the name and
@@ -227,31 +286,25 @@ func Start(o Options) (*Daemon, error) {
 		prof := classify.Custom(name, p.Wire, p.LimitScope)
 		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof}
 	}
-	transport := o.Transport
-	if transport == nil {
-		transport = proxy.NewTransport(cfg.HeaderTimeout)
-	}
-	s.proxy = proxy.New(proxy.Options{
+	return proxy.New(proxy.Options{
 		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: history.Tee(s.hub, s.history), Providers: provs,
 		Clients: s.clients.lookup, Aliases: s.live.aliases, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
-		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: logf,
+		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: s.logf,
 		Fallback: s.live.fallback,
 	})
-	s.clients.inFlight = s.proxy.InFlightByClient
-	adm := admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s, Clock: clk, Logf: logf,
-		Refusals: s.proxy.Refusals(), History: hist})
-	s.admin = adm
+}
 
-	// The admin API and the model routes share one listener: the tray and
-	// the CLI find the proxy where the editors do. The split is a prefix
-	// test, not a ServeMux: a mux cleans the path first and answers "//",
-	// "/./" or "/x/../" with a redirect before either guard has seen the
-	// Host, uncounted and in no provider's shape. Each handler's guard
-	// runs first, on the path as it came.
+// newHTTPServer serves the admin API and the model routes on one
+// listener: the tray and the CLI find the proxy where the editors do.
+func (s *Daemon) newHTTPServer() *http.Server {
+	// The split is a prefix test, not a ServeMux: a mux cleans the path
+	// first and answers "//", "/./" or "/x/../" with a redirect before
+	// either guard has seen the Host, uncounted and in no provider's
+	// shape. Each handler's guard runs first, on the path as it came.
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/subpool/v1/") {
-			adm.ServeHTTP(w, r)
+			s.admin.ServeHTTP(w, r)
 			return
 		}
 		s.proxy.ServeHTTP(w, r)
@@ -259,7 +312,7 @@ func Start(o Options) (*Daemon, error) {
 	// Shared by every answer, as net/http spells the key: its capacity is
 	// its length, so an append copies.
 	subpoolHeader := []string{Version}
-	s.http = &http.Server{
+	return &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// Lets a second `subpool serve` tell "a running subpool" from
 			// "another program" when the address is taken.
@@ -269,8 +322,14 @@ func Start(o Options) (*Daemon, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		// Recovered handler panics and accept errors land here; they must
 		// reach the log, not vanish.
-		ErrorLog: log.New(logWriter(logf), "", 0),
+		ErrorLog: log.New(logWriter(s.logf), "", 0),
 	}
+}
+
+// startLoops starts what runs beside the requests: login refresh, usage
+// polling, the state file's writer and the config watcher.
+func (s *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTripper) {
+	cfg := s.cfg
 	every := o.LoginRefresh
 	if every <= 0 {
 		every = loginRefreshEvery
@@ -288,14 +347,11 @@ func Start(o Options) (*Daemon, error) {
 		defer close(s.pollDone)
 		u := &usagePoller{clk: clk, every: func() time.Duration { return s.live.load().Usage.Poll },
 			pool: s.core.pool, auth: s.secrets, providers: cfg.Providers,
-			client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: logf}
+			client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: s.logf}
 		u.run(rctx)
 	}()
 	go s.saveLoop()
 	s.watchReload()
-	go func() { s.serveErr <- s.http.Serve(ln) }()
-	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
-	return s, nil
 }
 
 // saveLoop writes the state file after changes, at most every 200 ms, so a
