@@ -95,14 +95,8 @@ func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 
 func (f *Fake) add(d time.Duration, fn func()) *fakeTimer {
 	f.mu.Lock()
-	t := &fakeTimer{clock: f, when: f.now.Add(d), fn: fn, c: make(chan time.Time, 1), active: true}
-	f.timers = append(f.timers, t)
-	waiters := f.waiters
-	f.waiters = nil
-	f.mu.Unlock()
-	for _, w := range waiters {
-		close(w)
-	}
+	t := &fakeTimer{clock: f, when: f.now.Add(d), fn: fn, c: make(chan time.Time, 1)}
+	f.armUnlock(t)
 	if d <= 0 {
 		f.Advance(0)
 	}
@@ -157,6 +151,10 @@ func (f *Fake) AdvanceTo(t time.Time) {
 func (f *Fake) Pending() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.pendingLocked()
+}
+
+func (f *Fake) pendingLocked() int {
 	n := 0
 	for _, t := range f.timers {
 		if t.active {
@@ -164,6 +162,34 @@ func (f *Fake) Pending() int {
 		}
 	}
 	return n
+}
+
+// armUnlock arms t, releases f.mu and wakes every goroutine in waitUnlock,
+// so that AdvanceToNextWaiter and BlockUntil look at the timers again. It
+// requires f.mu.
+func (f *Fake) armUnlock(t *fakeTimer) {
+	t.active = true
+	f.timers = append(f.timers, t)
+	waiters := f.waiters
+	f.waiters = nil
+	f.mu.Unlock()
+	for _, w := range waiters {
+		close(w)
+	}
+}
+
+// waitUnlock releases f.mu and waits until a timer is armed or ctx ends.
+// It requires f.mu.
+func (f *Fake) waitUnlock(ctx context.Context) error {
+	w := make(chan struct{})
+	f.waiters = append(f.waiters, w)
+	f.mu.Unlock()
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // AdvanceToNextWaiter blocks until some goroutine waits on a timer made
@@ -186,13 +212,8 @@ func (f *Fake) AdvanceToNextWaiter(ctx context.Context) error {
 			f.AdvanceTo(when)
 			return nil
 		}
-		w := make(chan struct{})
-		f.waiters = append(f.waiters, w)
-		f.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := f.waitUnlock(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -201,23 +222,12 @@ func (f *Fake) AdvanceToNextWaiter(ctx context.Context) error {
 func (f *Fake) BlockUntil(ctx context.Context, n int) error {
 	for {
 		f.mu.Lock()
-		armed := 0
-		for _, t := range f.timers {
-			if t.active {
-				armed++
-			}
-		}
-		if armed >= n {
+		if f.pendingLocked() >= n {
 			f.mu.Unlock()
 			return nil
 		}
-		w := make(chan struct{})
-		f.waiters = append(f.waiters, w)
-		f.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := f.waitUnlock(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -257,13 +267,6 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	was := t.active
 	f.removeLocked(t)
 	t.when = f.now.Add(d)
-	t.active = true
-	f.timers = append(f.timers, t)
-	waiters := f.waiters
-	f.waiters = nil
-	f.mu.Unlock()
-	for _, w := range waiters {
-		close(w)
-	}
+	f.armUnlock(t)
 	return was
 }
