@@ -46,35 +46,35 @@ const restartSec = "3"
 // RenderLaunchAgent returns the LaunchAgent plist that runs `subpool serve`
 // at login.
 func RenderLaunchAgent(cfg Config) string {
-	log := plistEscape(launchdLogPath(cfg, "serve.log"))
-	var b strings.Builder
-	b.WriteString(plistHeader)
-	b.WriteString("\t<key>Label</key>\n\t<string>" + plistEscape(cfg.Name) + "</string>\n")
-	b.WriteString(plistArray(append([]string{cfg.Executable}, serveArgs(cfg)...)))
-	b.WriteString("\t<key>RunAtLoad</key>\n\t<true/>\n")
-	// Restart on a crash but not after a clean exit, like Restart=on-failure
-	// on Linux: a proxy that exits 0 was asked to.
-	b.WriteString("\t<key>KeepAlive</key>\n\t<dict>\n\t\t<key>SuccessfulExit</key>\n\t\t<false/>\n\t</dict>\n")
-	b.WriteString("\t<key>StandardOutPath</key>\n\t<string>" + log + "</string>\n")
-	b.WriteString("\t<key>StandardErrorPath</key>\n\t<string>" + log + "</string>\n")
-	b.WriteString(plistFooter)
-	return b.String()
+	return launchAgent(cfg.Name, append([]string{cfg.Executable}, serveArgs(cfg)...), launchdLogPath(cfg, "serve.log"),
+		// Restart on a crash but not after a clean exit, like Restart=on-failure
+		// on Linux: a proxy that exits 0 was asked to.
+		"\t<key>KeepAlive</key>\n\t<dict>\n\t\t<key>SuccessfulExit</key>\n\t\t<false/>\n\t</dict>\n")
 }
 
 // RenderTrayLaunchAgent returns the LaunchAgent plist that opens the tray at
 // login.
 func RenderTrayLaunchAgent(cfg Config) string {
-	log := plistEscape(launchdLogPath(cfg, "tray.log"))
+	return launchAgent(trayLabel(cfg), append([]string{cfg.Executable}, cfg.TrayArgs...), launchdLogPath(cfg, "tray.log"),
+		// Quitting the tray is a choice; launchd must not bring it back.
+		"\t<key>KeepAlive</key>\n\t<false/>\n",
+		// Only in a graphical login: an ssh session has no menu bar to show it in.
+		"\t<key>LimitLoadToSessionType</key>\n\t<string>Aqua</string>\n",
+		"\t<key>ProcessType</key>\n\t<string>Interactive</string>\n")
+}
+
+// launchAgent is a LaunchAgent plist that runs args at load, with keys (each
+// a rendered key and value) after RunAtLoad and both outputs going to log.
+func launchAgent(label string, args []string, log string, keys ...string) string {
+	log = plistEscape(log)
 	var b strings.Builder
 	b.WriteString(plistHeader)
-	b.WriteString("\t<key>Label</key>\n\t<string>" + plistEscape(trayLabel(cfg)) + "</string>\n")
-	b.WriteString(plistArray(append([]string{cfg.Executable}, cfg.TrayArgs...)))
+	b.WriteString("\t<key>Label</key>\n\t<string>" + plistEscape(label) + "</string>\n")
+	b.WriteString(plistArray(args))
 	b.WriteString("\t<key>RunAtLoad</key>\n\t<true/>\n")
-	// Quitting the tray is a choice; launchd must not bring it back.
-	b.WriteString("\t<key>KeepAlive</key>\n\t<false/>\n")
-	// Only in a graphical login: an ssh session has no menu bar to show it in.
-	b.WriteString("\t<key>LimitLoadToSessionType</key>\n\t<string>Aqua</string>\n")
-	b.WriteString("\t<key>ProcessType</key>\n\t<string>Interactive</string>\n")
+	for _, k := range keys {
+		b.WriteString(k)
+	}
 	b.WriteString("\t<key>StandardOutPath</key>\n\t<string>" + log + "</string>\n")
 	b.WriteString("\t<key>StandardErrorPath</key>\n\t<string>" + log + "</string>\n")
 	b.WriteString(plistFooter)
