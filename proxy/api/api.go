@@ -156,6 +156,24 @@ func (u *Utilization) Headroom() float64 {
 	return 1 - used
 }
 
+// SharedWindows picks the windows named "5h" and "7d" out of ws, as
+// Utilization's FiveHour and SevenDay carry them: without name or binding,
+// since those fields' names say which window it is. The proxy and the tray
+// both fill those fields from Windows.
+func SharedWindows(ws []Window) (fiveHour, sevenDay *Window) {
+	for _, w := range ws {
+		plain := w
+		plain.Name, plain.Binding = "", false
+		switch w.Name {
+		case "5h":
+			fiveHour = &plain
+		case "7d":
+			sevenDay = &plain
+		}
+	}
+	return fiveHour, sevenDay
+}
+
 // Counters are per-credential totals since start.
 type Counters struct {
 	Requests   int64 `json:"requests"`

@@ -518,15 +518,8 @@ func utilization(q api.Quota, now time.Time) *api.Utilization {
 	u := &api.Utilization{Status: q.Status, UpdatedAt: now, Windows: make([]api.Window, 0, len(q.Windows))}
 	for _, w := range q.Windows {
 		u.Windows = append(u.Windows, w.Window)
-		plain := w.Window
-		plain.Name, plain.Binding = "", false
-		switch w.Name {
-		case "5h":
-			u.FiveHour = &plain
-		case "7d":
-			u.SevenDay = &plain
-		}
 	}
+	u.FiveHour, u.SevenDay = api.SharedWindows(u.Windows)
 	return u
 }
 

@@ -20,16 +20,7 @@ func (m *Model) usageUpdated(ev api.Event) {
 		u.Status = c.Usage.Status
 	}
 	u.Windows = append([]api.Window(nil), ev.Windows...)
-	for _, w := range u.Windows {
-		plain := w
-		plain.Name, plain.Binding = "", false
-		switch w.Name {
-		case "5h":
-			u.FiveHour = &plain
-		case "7d":
-			u.SevenDay = &plain
-		}
-	}
+	u.FiveHour, u.SevenDay = api.SharedWindows(u.Windows)
 	c.Usage = &u
 	m.rearmWarnings()
 }
