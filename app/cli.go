@@ -18,6 +18,7 @@ import (
 
 	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
 )
@@ -93,33 +94,6 @@ func tuneGC() {
 	}
 }
 
-// backend is what the credential verbs need, whether a proxy answers (the
-// admin client) or not (the home's core, under its lock).
-type backend interface {
-	Status(ctx context.Context) api.Status
-	AddCredential(ctx context.Context, req api.AddCredential) (string, error)
-	RemoveCredential(ctx context.Context, id string) error
-	Pause(ctx context.Context, id string) error
-	Resume(ctx context.Context, id string) error
-	Reset(ctx context.Context, id string) error
-}
-
-type clientBackend struct {
-	c      *client.Client
-	status api.Status
-}
-
-func (b clientBackend) Status(context.Context) api.Status { return b.status }
-func (b clientBackend) AddCredential(ctx context.Context, r api.AddCredential) (string, error) {
-	return b.c.AddCredential(ctx, r)
-}
-func (b clientBackend) RemoveCredential(ctx context.Context, id string) error {
-	return b.c.Remove(ctx, id)
-}
-func (b clientBackend) Pause(ctx context.Context, id string) error  { return b.c.Pause(ctx, id) }
-func (b clientBackend) Resume(ctx context.Context, id string) error { return b.c.Resume(ctx, id) }
-func (b clientBackend) Reset(ctx context.Context, id string) error  { return b.c.Reset(ctx, id) }
-
 // homeConfig loads the home's config for client verbs.
 func homeConfig(homeFlag string) (string, config.Config, error) {
 	home, err := resolveHome(homeFlag)
@@ -132,39 +106,55 @@ func homeConfig(homeFlag string) (string, config.Config, error) {
 
 // runningClient returns a client of the proxy serving home, or nil when
 // none answers.
-func runningClient(ctx context.Context, home string, cfg config.Config) (*client.Client, api.Status, error) {
+func runningClient(ctx context.Context, home string, cfg config.Config) (*client.Client, error) {
 	tok, err := daemon.ReadAdminToken(home)
 	if err != nil {
-		return nil, api.Status{}, nil // never started: nothing can be running
+		return nil, nil // never started: nothing can be running
 	}
 	c := &client.Client{Addr: daemon.LiveAddr(home, cfg), Token: tok}
-	st, err := c.Status(ctx)
+	_, err = c.Status(ctx)
 	switch {
 	case err == nil:
-		return c, st, nil
+		return c, nil
 	case client.IsNotRunning(err):
-		return nil, api.Status{}, nil
+		return nil, nil
 	case client.IsUnauthorized(err):
-		return nil, api.Status{}, fmt.Errorf("the proxy on %s rejected the admin token in %s; is it running with another --home?", cfg.Listen, home)
+		return nil, fmt.Errorf("the proxy on %s rejected the admin token in %s; is it running with another --home?", cfg.Listen, home)
 	}
-	return nil, api.Status{}, fmt.Errorf("the proxy on %s did not answer properly: %v", cfg.Listen, err)
+	return nil, fmt.Errorf("the proxy on %s did not answer properly: %v", cfg.Listen, err)
+}
+
+// findCredential is the status of credential id, or api.ErrNotFound.
+func findCredential(ctx context.Context, b admin.Backend, id string) (api.CredentialStatus, error) {
+	st, err := b.Status(ctx)
+	if err != nil {
+		return api.CredentialStatus{}, err
+	}
+	for _, p := range st.Providers {
+		for _, c := range p.Credentials {
+			if c.ID == id {
+				return c, nil
+			}
+		}
+	}
+	return api.CredentialStatus{}, api.ErrNotFound
 }
 
 // withBackend runs fn against the running proxy, or, when none answers,
 // against the home directly while holding its lock (one writer at a time).
-func withBackend(homeFlag string, fn func(ctx context.Context, b backend) error) error {
+func withBackend(homeFlag string, fn func(ctx context.Context, b admin.Backend) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	home, cfg, err := homeConfig(homeFlag)
 	if err != nil {
 		return err
 	}
-	c, st, err := runningClient(ctx, home, cfg)
+	c, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return err
 	}
 	if c != nil {
-		return fn(ctx, clientBackend{c: c, status: st})
+		return fn(ctx, c)
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
 	d, err := daemon.Open(home, cfg, logf)
@@ -200,7 +190,7 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var id string
-	err = withBackend(*home, func(ctx context.Context, b backend) error {
+	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
 		var err error
 		id, err = b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
 		return err
@@ -230,9 +220,10 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	var st api.Status
-	err := withBackend(*home, func(ctx context.Context, b backend) error {
-		st = b.Status(ctx)
-		return nil
+	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
+		var err error
+		st, err = b.Status(ctx)
+		return err
 	})
 	if err != nil {
 		return fail(stderr, "list", err)
@@ -319,25 +310,25 @@ func utilWords(u *api.Utilization) string {
 
 func cmdRemove(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return idVerb("remove", "Removes a credential and deletes its secret from the keychain.", "removed", args, stdout, stderr,
-		func(ctx context.Context, b backend, id string) error { return b.RemoveCredential(ctx, id) })
+		func(ctx context.Context, b admin.Backend, id string) error { return b.RemoveCredential(ctx, id) })
 }
 
 func cmdPause(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return idVerb("pause", "Stops using a credential until `subpool resume ID`.", "paused", args, stdout, stderr,
-		func(ctx context.Context, b backend, id string) error { return b.Pause(ctx, id) })
+		func(ctx context.Context, b admin.Backend, id string) error { return b.Pause(ctx, id) })
 }
 
 func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return idVerb("resume", "Uses a paused credential again.", "resumed", args, stdout, stderr,
-		func(ctx context.Context, b backend, id string) error { return b.Resume(ctx, id) })
+		func(ctx context.Context, b admin.Backend, id string) error { return b.Resume(ctx, id) })
 }
 
 func cmdReset(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return idVerb("reset", "Clears a credential's cooldowns and payment parks now, e.g. after the plan renewed.", "reset", args, stdout, stderr,
-		func(ctx context.Context, b backend, id string) error { return b.Reset(ctx, id) })
+		func(ctx context.Context, b admin.Backend, id string) error { return b.Reset(ctx, id) })
 }
 
-func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer, op func(context.Context, backend, string) error) int {
+func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer, op func(context.Context, admin.Backend, string) error) int {
 	f := newFlags(name, "ID [--home DIR]", summary)
 	home := f.String("home", "", "home folder")
 	if code, stop := f.parse(args, stdout, stderr); stop {
@@ -348,7 +339,7 @@ func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer,
 		return 2
 	}
 	id := f.pos[0]
-	err := withBackend(*home, func(ctx context.Context, b backend) error { return op(ctx, b, id) })
+	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(ctx, b, id) })
 	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
 		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
 	}
@@ -442,7 +433,7 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, _, err := runningClient(ctx, h, cfg)
+	c, err := runningClient(ctx, h, cfg)
 	if err != nil {
 		return fail(stderr, "events", err)
 	}

@@ -33,7 +33,7 @@ func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, 
 	if err != nil {
 		return err
 	}
-	c, _, err := runningClient(ctx, home, cfg)
+	c, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/api"
 )
 
@@ -102,7 +103,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		lbl = tok.Label(provider)
 	}
 	var id string
-	err = withBackend(*home, func(ctx context.Context, b backend) error {
+	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
 		var err error
 		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret()})
 		return err
@@ -255,7 +256,7 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	var id string
-	err = withBackend(*home, func(ctx context.Context, b backend) error {
+	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
 		var err error
 		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Source: src.Kind, Secret: tok.Secret()})
 		return err

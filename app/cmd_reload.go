@@ -22,7 +22,7 @@ func cmdReload(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, _, err := runningClient(ctx, h, cfg)
+	c, err := runningClient(ctx, h, cfg)
 	if err != nil {
 		return fail(stderr, "reload", err)
 	}

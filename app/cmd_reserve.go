@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/api"
 )
 
@@ -39,24 +40,13 @@ func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		percent = n
 	}
 	var kind string
-	err := withBackend(*home, func(ctx context.Context, b backend) error {
-		for _, p := range b.Status(ctx).Providers {
-			for _, c := range p.Credentials {
-				if c.ID == id {
-					kind = c.Kind
-				}
-			}
+	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
+		c, err := findCredential(ctx, b, id)
+		if err != nil {
+			return err
 		}
-		if kind == "" {
-			return api.ErrNotFound
-		}
-		rb, ok := b.(interface {
-			Reserve(ctx context.Context, id string, percent int) error
-		})
-		if !ok {
-			return errors.New("this proxy keeps no reserve; update subpool")
-		}
-		return rb.Reserve(ctx, id, percent)
+		kind = c.Kind
+		return b.Reserve(ctx, id, percent)
 	})
 	if errors.Is(err, api.ErrNotFound) {
 		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
@@ -73,8 +63,4 @@ func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "reserve of %s set to %d%%\n", id, percent)
 	}
 	return 0
-}
-
-func (b clientBackend) Reserve(ctx context.Context, id string, percent int) error {
-	return b.c.Reserve(ctx, id, percent)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/internal/history"
+	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
 )
 
@@ -62,7 +63,8 @@ type historySource interface {
 	List(ctx context.Context, q api.HistoryQuery) (api.HistoryPage, error)
 }
 
-type clientHistory struct{ clientBackend }
+// clientHistory is the running proxy's history, as a historySource.
+type clientHistory struct{ c *client.Client }
 
 func (c clientHistory) Usage(ctx context.Context, since, by string) (api.UsageReport, error) {
 	return c.c.Usage(ctx, since, by)
@@ -83,12 +85,12 @@ func withHistory(homeFlag string, fn func(context.Context, historySource) error)
 	if err != nil {
 		return err
 	}
-	c, st, err := runningClient(ctx, home, cfg)
+	c, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return err
 	}
 	if c != nil {
-		return fn(ctx, clientHistory{clientBackend{c: c, status: st}})
+		return fn(ctx, clientHistory{c})
 	}
 	path := filepath.Join(home, history.FileName)
 	db, err := history.OpenReadOnly(path)

@@ -19,7 +19,7 @@ func TestDemoOpensItsLoginsToItsTraffic(t *testing.T) {
 	t.Cleanup(d.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
-	for _, p := range d.srv.Status(ctx).Providers {
+	for _, p := range daemonStatus(d.srv).Providers {
 		for _, c := range p.Credentials {
 			if want := c.Provider == "anthropic" && c.Kind == api.KindOAuth; c.OtherTools != want || (c.OwnTool != "") != want {
 				t.Errorf("%s: own tool %q, other tools %v", c.Label, c.OwnTool, c.OtherTools)

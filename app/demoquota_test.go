@@ -37,7 +37,7 @@ func TestDemoWindowsFillWithUse(t *testing.T) {
 		if by := ask(); by != id {
 			t.Fatalf("answered by %q, not claude-max", by)
 		}
-		used, ok := fiveHour(d.srv.Status(ctx), id)
+		used, ok := fiveHour(daemonStatus(d.srv), id)
 		if !ok {
 			t.Fatal("claude-max reports no 5h window after an answer")
 		}
@@ -55,10 +55,10 @@ func TestDemoWindowsFillWithUse(t *testing.T) {
 			t.Fatalf("5h window never reached the reserve: %v", seen)
 		}
 		ask()
-		used, _ := fiveHour(d.srv.Status(ctx), id)
+		used, _ := fiveHour(daemonStatus(d.srv), id)
 		seen = append(seen, used)
 	}
-	c := credential(d.srv.Status(ctx), id)
+	c := credential(daemonStatus(d.srv), id)
 	if c == nil || c.Reserve != 10 || c.ReservedUntil == nil {
 		t.Fatalf("at %v: not held by the reserve: %+v", seen, c)
 	}

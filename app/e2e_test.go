@@ -116,6 +116,12 @@ func startWith(t *testing.T, o daemon.Options) *daemon.Daemon {
 	return s
 }
 
+// daemonStatus is s's status (a daemon's never fails).
+func daemonStatus(s *daemon.Daemon) api.Status {
+	st, _ := s.Status(context.Background())
+	return st
+}
+
 func proxyPost(t *testing.T, s *daemon.Daemon, path, body string) (*http.Response, string) {
 	t.Helper()
 	return postWith(t, s.Addr(), s.ClientKey(), path, body)
@@ -335,7 +341,7 @@ func TestRestartKeepsCooldownsAndSurvivesDamage(t *testing.T) {
 	}
 
 	s2 := startHome(t, home, &logBuf{})
-	st := s2.Status(ctx)
+	st := daemonStatus(s2)
 	c := st.Providers[0].Credentials[0]
 	if c.State != api.StateCooling || len(c.Cooldowns) != 1 || time.Until(c.Cooldowns[0].Until) < 59*time.Minute {
 		t.Fatalf("cooldown lost over restart: %+v", c)
@@ -354,7 +360,7 @@ func TestRestartKeepsCooldownsAndSurvivesDamage(t *testing.T) {
 	if len(matches) != 1 {
 		t.Fatalf("damaged file not set aside: %v", matches)
 	}
-	if st := s3.Status(ctx); len(st.Providers[0].Credentials) != 1 {
+	if st := daemonStatus(s3); len(st.Providers[0].Credentials) != 1 {
 		t.Fatal("credentials lost with the state file")
 	}
 	resp, _ = proxyPost(t, s3, "/v1/messages", `{"model":"m","messages":[]}`)
@@ -452,7 +458,7 @@ func TestVerbsFindServeOnAnotherAddress(t *testing.T) {
 	if code, out, errs := cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home); code != 0 {
 		t.Fatalf("add-key did not find the proxy on %s (config says %s): %q %q", other, cfgAddr, out, errs)
 	}
-	if st := s.Status(context.Background()); len(st.Providers[0].Credentials) != 1 {
+	if st := daemonStatus(s); len(st.Providers[0].Credentials) != 1 {
 		t.Fatal("the key did not reach the running proxy")
 	}
 	_, out, _ := cli(t, "", "env", "shell", "--home", home)

@@ -26,7 +26,7 @@ func TestEventStreamScenario(t *testing.T) {
 	}
 	s := startHome(t, home, &logBuf{})
 	ids := map[string]string{}
-	for _, p := range s.Status(context.Background()).Providers {
+	for _, p := range daemonStatus(s).Providers {
 		for _, c := range p.Credentials {
 			ids[c.Label] = c.ID
 		}

@@ -167,7 +167,7 @@ func TestRequestInFlightFinishesAsItStarted(t *testing.T) {
 	}()
 	<-g.arrived
 	editConfig(t, home, `best = "claude-opus-4-5"`, `best = "claude-haiku-4-5"`)
-	if res := s.Reload(context.Background()); strings.Join(res.Live, ",") != "models" {
+	if res, _ := s.Reload(context.Background()); strings.Join(res.Live, ",") != "models" {
 		t.Fatalf("reload %+v", res)
 	}
 	close(g.release)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
 )
@@ -49,28 +50,23 @@ func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	on := mode == "all"
 	var cred api.CredentialStatus
 	var already bool
-	err := withBackend(*home, func(ctx context.Context, b backend) error {
-		found := false
-		for _, p := range b.Status(ctx).Providers {
-			for _, c := range p.Credentials {
-				if c.ID == id {
-					cred, found = c, true
-				}
-			}
-		}
-		if !found {
-			return api.ErrNotFound
+	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
+		var err error
+		if cred, err = findCredential(ctx, b, id); err != nil {
+			return err
 		}
 		if cred.OwnTool == "" {
 			// An API key or a ChatGPT login: nothing to open.
 			already = true
 			return nil
 		}
-		tb, ok := b.(toolSetter)
-		if !ok {
-			return errors.New("this proxy cannot change which tools a login serves; update subpool and restart it")
+		err = b.SetOtherTools(ctx, id, on)
+		if _, remote := b.(*client.Client); remote && errors.Is(err, client.ErrNotFound) {
+			// Listed a moment ago: the proxy is older than this verb (or the
+			// credential was removed meanwhile).
+			return fmt.Errorf("the running proxy does not know %s or this verb; restart it with this subpool, then try again", id)
 		}
-		return tb.SetOtherTools(ctx, id, on)
+		return err
 	})
 	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
 		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
@@ -115,19 +111,4 @@ func servesWords(c api.CredentialStatus) string {
 		return "all tools (opted in)"
 	}
 	return api.ToolTitle(c.OwnTool)
-}
-
-// toolSetter is the optional part of a backend behind `subpool tools`.
-type toolSetter interface {
-	SetOtherTools(ctx context.Context, id string, on bool) error
-}
-
-func (b clientBackend) SetOtherTools(ctx context.Context, id string, on bool) error {
-	err := b.c.SetOtherTools(ctx, id, on)
-	if errors.Is(err, client.ErrNotFound) {
-		// Listed a moment ago: the proxy is older than this verb (or the
-		// credential was removed meanwhile).
-		return fmt.Errorf("the running proxy does not know %s or this verb; restart it with this subpool, then try again", id)
-	}
-	return err
 }

@@ -241,7 +241,7 @@ func TestSubscriptionsConfigOpensLogins(t *testing.T) {
 	pro := addLogin(t, s, "Claude Pro")
 	opened := func() map[string]bool {
 		out := map[string]bool{}
-		for _, c := range s.Status(context.Background()).Providers[0].Credentials {
+		for _, c := range daemonStatus(s).Providers[0].Credentials {
 			out[c.ID] = c.OtherTools
 		}
 		return out
@@ -263,7 +263,7 @@ func TestSubscriptionsConfigOpensLogins(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.Reload(context.Background()); res.Error != "" || len(res.Live) != 1 || res.Live[0] != "subscriptions" {
+	if res, _ := s.Reload(context.Background()); res.Error != "" || len(res.Live) != 1 || res.Live[0] != "subscriptions" {
 		t.Fatalf("reload: %+v", res)
 	}
 	got := map[string]string{}

@@ -62,7 +62,7 @@ func cmdTray(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // starts in-process and supervises. sup is nil when it connected.
 func trayConnect(ctx context.Context, home string, cfg config.Config, explicitHome bool, logf func(string, ...any)) (trayTarget, *supervisor, error) {
 	t := trayTarget{addr: daemon.LiveAddr(home, cfg), home: home, explicitHome: explicitHome}
-	c, _, err := runningClient(ctx, home, cfg)
+	c, err := runningClient(ctx, home, cfg)
 	if err != nil {
 		return t, nil, err
 	}

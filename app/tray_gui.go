@@ -14,7 +14,6 @@ import (
 	// Must run before Fyne's init reads the locale; see its package doc.
 	_ "github.com/subpool/subpool/app/quietlocale"
 	"github.com/subpool/subpool/proxy/admin/client"
-	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/service"
 	"github.com/subpool/subpool/ui"
 )
@@ -35,7 +34,10 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 	defer cancel()
 	a := fyneapp.NewWithID("io.subpool.app")
 	opts := ui.Options{
-		Backend:   trayBackend{c: c},
+		Backend: c,
+		Import: func(ctx context.Context, source string) error {
+			return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")
+		},
 		Events:    c.Events(ectx),
 		Address:   t.addr,
 		OpenPanel: t.openPanel,
@@ -67,28 +69,4 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 	}()
 	ui.Run(a, opts)
 	return 0
-}
-
-// trayBackend adapts the admin client to what the tray calls.
-type trayBackend struct{ c *client.Client }
-
-func (b trayBackend) Pause(ctx context.Context, id string) error  { return b.c.Pause(ctx, id) }
-func (b trayBackend) Resume(ctx context.Context, id string) error { return b.c.Resume(ctx, id) }
-func (b trayBackend) Reset(ctx context.Context, id string) error  { return b.c.Reset(ctx, id) }
-func (b trayBackend) Remove(ctx context.Context, id string) error { return b.c.Remove(ctx, id) }
-func (b trayBackend) AddKey(ctx context.Context, provider, label, key string) error {
-	_, err := b.c.AddCredential(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
-	return err
-}
-func (b trayBackend) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return b.c.StartLogin(ctx, provider, label)
-}
-func (b trayBackend) Reserve(ctx context.Context, id string, percent int) error {
-	return b.c.Reserve(ctx, id, percent)
-}
-func (b trayBackend) SetOtherTools(ctx context.Context, id string, on bool) error {
-	return b.c.SetOtherTools(ctx, id, on)
-}
-func (b trayBackend) Import(ctx context.Context, source string) error {
-	return errors.New("importing from " + source + " is not available yet; run `subpool import " + source + "` in a terminal")
 }

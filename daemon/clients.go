@@ -171,7 +171,7 @@ func (s *clientStore) setOpen(open bool) {
 	s.mu.Unlock()
 }
 
-// Clients implements admin.ClientBackend.
+// Clients lists the client keys (admin.Backend, through the Daemon).
 func (s *clientStore) Clients(ctx context.Context) ([]api.ClientStatus, error) {
 	var n map[string]int
 	if s.inFlight != nil {
@@ -191,7 +191,7 @@ func (s *clientStore) Clients(ctx context.Context) ([]api.ClientStatus, error) {
 	return out, nil
 }
 
-// AddClient implements admin.ClientBackend: the key goes to the keychain
+// AddClient implements admin.Backend: the key goes to the keychain
 // first, so a client is never listed without one.
 func (s *clientStore) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
 	rec, err := s.validate(req)
@@ -256,7 +256,7 @@ func validClientName(s string) bool {
 	return true
 }
 
-// RevokeClient implements admin.ClientBackend. The key is refused from
+// RevokeClient implements admin.Backend. The key is refused from
 // the next request on: the proxy asks lookup every time.
 func (s *clientStore) RevokeClient(ctx context.Context, name string) error {
 	keys, err := s.keys()

@@ -288,7 +288,7 @@ func isNotFound(err error) bool {
 	return err != nil && (err == keychain.ErrNotFound || strings.Contains(err.Error(), keychain.ErrNotFound.Error()))
 }
 
-// Reserve implements admin.Reserver.
+// Reserve implements admin.Backend.
 func (c *core) Reserve(ctx context.Context, id string, percent int) error {
 	if err := c.pool.SetReserve(id, percent); err != nil {
 		if errors.Is(err, pool.ErrUnknown) {

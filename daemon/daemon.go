@@ -88,6 +88,9 @@ type Daemon struct {
 	stopOnce    sync.Once
 }
 
+// The Daemon is the admin API's Backend itself, served or opened in place.
+var _ admin.Backend = (*Daemon)(nil)
+
 // AddrInUseError is returned when the address is taken; the message names
 // the address and who holds it.
 type AddrInUseError struct {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -185,7 +186,7 @@ func (r *reloader) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.
 
 // Status implements admin.Backend: the core's, with the client keys (their
 // requests in flight) and the rows the history had to drop.
-func (s *Daemon) Status(ctx context.Context) api.Status {
+func (s *Daemon) Status(ctx context.Context) (api.Status, error) {
 	st := s.core.Status(ctx)
 	if s.clientsLoad == nil { // loaded: a started daemon, or a client verb's
 		st.Clients, _ = s.clients.Clients(ctx)
@@ -193,7 +194,7 @@ func (s *Daemon) Status(ctx context.Context) api.Status {
 	if s.history != nil {
 		st.History = &api.HistoryStatus{Dropped: s.history.Dropped()}
 	}
-	return st
+	return st, nil
 }
 
 // clientStore returns the client keys, loading them on first use.
@@ -209,7 +210,7 @@ func (s *Daemon) clientStore() (*clientStore, error) {
 	return s.clients, nil
 }
 
-// Clients implements admin.ClientBackend.
+// Clients implements admin.Backend.
 func (s *Daemon) Clients(ctx context.Context) ([]api.ClientStatus, error) {
 	cs, err := s.clientStore()
 	if err != nil {
@@ -218,7 +219,7 @@ func (s *Daemon) Clients(ctx context.Context) ([]api.ClientStatus, error) {
 	return cs.Clients(ctx)
 }
 
-// AddClient implements admin.ClientBackend.
+// AddClient implements admin.Backend.
 func (s *Daemon) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
 	cs, err := s.clientStore()
 	if err != nil {
@@ -227,7 +228,7 @@ func (s *Daemon) AddClient(ctx context.Context, req api.AddClient) (api.ClientAd
 	return cs.AddClient(ctx, req)
 }
 
-// RevokeClient implements admin.ClientBackend.
+// RevokeClient implements admin.Backend.
 func (s *Daemon) RevokeClient(ctx context.Context, name string) error {
 	cs, err := s.clientStore()
 	if err != nil {
@@ -236,12 +237,16 @@ func (s *Daemon) RevokeClient(ctx context.Context, name string) error {
 	return cs.RevokeClient(ctx, name)
 }
 
-// Reload implements admin.Reloader.
-func (s *Daemon) Reload(ctx context.Context) api.ReloadResult {
-	if s.reloader == nil {
-		return api.ReloadResult{Error: "the demo has no config file to reload"}
+// Reload implements admin.Backend. The demo has no file to read, and a
+// home opened in place reads it when its proxy starts.
+func (s *Daemon) Reload(ctx context.Context) (api.ReloadResult, error) {
+	switch {
+	case s.reloader != nil:
+		return s.reloader.reload("admin API"), nil
+	case s.http == nil:
+		return api.ReloadResult{}, fmt.Errorf("%w: no proxy is running; config.toml is read when one starts", api.ErrUnsupported)
 	}
-	return s.reloader.reload("admin API")
+	return api.ReloadResult{Error: "the demo has no config file to reload"}, nil
 }
 
 // loadClients sets up the client keys and the live config of a starting

@@ -9,7 +9,7 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 )
 
-// SetOtherTools implements admin.ToolSetter: on opens a subscription login
+// SetOtherTools implements admin.Backend: on opens a subscription login
 // to every tool, off keeps it for its own tool again. The choice is
 // written to credentials.json before the pool acts on it, so it survives
 // a restart or is not made at all.

@@ -48,7 +48,7 @@ func (p *panel) remove(row view.Row) {
 	}
 	dialog.ShowConfirm("Remove "+row.Label+"?", msg, func(ok bool) {
 		if ok {
-			p.call("Remove", row, p.u.opts.Backend.Remove)
+			p.call("Remove", row, p.u.opts.Backend.RemoveCredential)
 		}
 	}, p.u.win)
 }
@@ -88,7 +88,7 @@ func (p *panel) startLogin(provider, label string) {
 func (p *panel) importFrom(source, name string) {
 	p.setStatus("Importing from "+name+"…", false)
 	p.u.async("import", func(ctx context.Context) (func(), error) {
-		if err := p.u.opts.Backend.Import(ctx, source); err != nil {
+		if err := p.u.opts.Import(ctx, source); err != nil {
 			return nil, fmt.Errorf("could not import from %s: %w", name, err)
 		}
 		return func() { p.setStatus("Imported from "+name+"; "+name+" keeps working as before.", false) }, nil
@@ -146,7 +146,8 @@ func (p *panel) showKeyForm(provider, label string) {
 		prov, lab := sel.Selected, strings.TrimSpace(name.Text)
 		p.setStatus("Adding "+lab+"…", false)
 		p.u.async("add key", func(ctx context.Context) (func(), error) {
-			if err := p.u.opts.Backend.AddKey(ctx, prov, lab, secret); err != nil {
+			req := api.AddCredential{Provider: prov, Label: lab, Kind: api.KindAPIKey, Secret: map[string]string{"key": secret}}
+			if _, err := p.u.opts.Backend.AddCredential(ctx, req); err != nil {
 				return nil, fmt.Errorf("could not add %s: %w", lab, err)
 			}
 			return func() { p.setStatus("Added "+lab+".", false) }, nil

@@ -23,32 +23,11 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/subpool/subpool/assets"
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/ui/view"
 )
-
-// Backend is the part of the admin client the tray calls. Each method is a
-// network round trip; the UI calls them only off its own goroutine.
-type Backend interface {
-	Pause(ctx context.Context, id string) error
-	Resume(ctx context.Context, id string) error
-	Reset(ctx context.Context, id string) error
-	Remove(ctx context.Context, id string) error
-	// AddKey stores an API key for provider under label.
-	AddKey(ctx context.Context, provider, label, key string) error
-	// StartLogin begins an OAuth login; the user opens the URL it returns,
-	// and the proxy announces the result with credential_added.
-	StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error)
-	// Import takes over the login a CLI holds: "claude-code" or "codex".
-	Import(ctx context.Context, source string) error
-	// Reserve keeps percent of a subscription's binding window for the
-	// person's own use; a negative percent returns it to [usage] reserve.
-	Reserve(ctx context.Context, id string, percent int) error
-	// SetOtherTools opens a subscription login to every tool (on) or
-	// keeps it for its own tool (a Claude login: Claude Code only).
-	SetOtherTools(ctx context.Context, id string, on bool) error
-}
 
 // Tray is the part of desktop.App the tray needs. It is ours, not
 // desktop.App, because Fyne's test app does not implement desktop.App.
@@ -60,8 +39,13 @@ type Tray interface {
 
 // Options configure the tray and the panel.
 type Options struct {
-	// Backend performs the actions. Required.
-	Backend Backend
+	// Backend performs the actions: the admin client of the proxy shown.
+	// Each method is a network round trip; the UI calls them only off its
+	// own goroutine. Required.
+	Backend admin.Backend
+	// Import takes over the login a CLI holds: "claude-code" or "codex".
+	// Called off the UI goroutine. Required when the panel offers import.
+	Import func(ctx context.Context, source string) error
 	// Events is the admin event stream: a snapshot first (and after every
 	// reconnect), then events; "offline" and "unauthorized" from the client
 	// itself. Required. A closed channel means the proxy is gone for good.

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/subpool/subpool/proxy/admin"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/ui/view"
@@ -38,7 +39,8 @@ type call struct {
 
 // fakeBackend records every call on a channel the test reads.
 type fakeBackend struct {
-	calls chan call
+	admin.Backend // the calls the tray never makes
+	calls         chan call
 	// toolsErr is what SetOtherTools answers.
 	toolsErr error
 }
@@ -50,10 +52,13 @@ func (f *fakeBackend) record(method string, args ...string) {
 func (f *fakeBackend) Pause(_ context.Context, id string) error  { f.record("Pause", id); return nil }
 func (f *fakeBackend) Resume(_ context.Context, id string) error { f.record("Resume", id); return nil }
 func (f *fakeBackend) Reset(_ context.Context, id string) error  { f.record("Reset", id); return nil }
-func (f *fakeBackend) Remove(_ context.Context, id string) error { f.record("Remove", id); return nil }
-func (f *fakeBackend) AddKey(_ context.Context, provider, label, key string) error {
-	f.record("AddKey", provider, label, key)
+func (f *fakeBackend) RemoveCredential(_ context.Context, id string) error {
+	f.record("Remove", id)
 	return nil
+}
+func (f *fakeBackend) AddCredential(_ context.Context, req api.AddCredential) (string, error) {
+	f.record("AddKey", req.Provider, req.Label, req.Secret["key"])
+	return "", nil
 }
 func (f *fakeBackend) StartLogin(_ context.Context, provider, label string) (api.LoginStart, error) {
 	f.record("StartLogin", provider, label)
@@ -109,6 +114,7 @@ func newHarness(t *testing.T, edit func(*Options)) *harness {
 	}
 	o := Options{
 		Backend: h.backend,
+		Import:  h.backend.Import,
 		Events:  h.events,
 		Clock:   h.clk,
 		Address: "127.0.0.1:8787",

@@ -69,19 +69,44 @@ type route struct {
 	serve   func(*Handler, http.ResponseWriter, *http.Request)
 }
 
-// Backend is what the admin API drives: the running proxy and its pool.
+// Backend is every operation on a home's credentials and client keys: what
+// the admin API drives, one method per route. The daemon implements it
+// (serving, or opened in place by a CLI verb when no proxy answers), and
+// so does the admin client (proxy/admin/client) for a running proxy; the
+// CLI and the tray hold one or the other behind this interface.
+//
 // Errors wrapping api.ErrBadRequest answer 400, api.ErrNotFound 404,
 // api.ErrUnsupported 501, anything else 500; the error's text is the
 // response's message, so it must be one line a person can act on and must
 // never contain a secret.
 type Backend interface {
-	Status(ctx context.Context) api.Status
+	Status(ctx context.Context) (api.Status, error)
 	AddCredential(ctx context.Context, req api.AddCredential) (id string, err error)
 	RemoveCredential(ctx context.Context, id string) error
 	Pause(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string) error
 	Reset(ctx context.Context, id string) error
+	// Reserve sets a subscription's reserve in percent (0..99); a
+	// negative percent returns it to [usage] reserve.
+	Reserve(ctx context.Context, id string, percent int) error
+	// SetOtherTools opens a subscription login to every tool (on) or
+	// keeps it for the tool it belongs to (off): a Claude login serves
+	// Claude Code, a Google login Gemini CLI (api.SubscriptionTool). A
+	// credential that serves every tool anyway (an API key, a ChatGPT
+	// login) is a bad request.
+	SetOtherTools(ctx context.Context, id string, on bool) error
 	StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error)
+
+	// Client keys: one per tool, listed by name, revoked by name.
+	Clients(ctx context.Context) ([]api.ClientStatus, error)
+	// AddClient makes a key and returns it: the only answer that ever
+	// carries one.
+	AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error)
+	RevokeClient(ctx context.Context, name string) error
+
+	// Reload reads config.toml again and applies what can change live;
+	// a refused edit is the result's Error, not an error.
+	Reload(ctx context.Context) (api.ReloadResult, error)
 }
 
 // Options configure New. Hub and Backend are required.
@@ -348,7 +373,12 @@ func match(pattern string, segs []string) (map[string]string, bool) {
 }
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.backend.Status(r.Context()))
+	st, err := h.backend.Status(r.Context())
+	if err != nil {
+		h.writeBackendError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (h *Handler) serveAddCredential(w http.ResponseWriter, r *http.Request) {

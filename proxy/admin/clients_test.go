@@ -45,7 +45,7 @@ func (b *clientsBackend) RevokeClient(_ context.Context, name string) error {
 	return api.ErrNotFound
 }
 
-func (b *clientsBackend) Reload(context.Context) api.ReloadResult { return b.reload }
+func (b *clientsBackend) Reload(context.Context) (api.ReloadResult, error) { return b.reload, nil }
 
 func TestClientRoutesThroughTheClient(t *testing.T) {
 	b := &clientsBackend{Backend: &admintest.Backend{}, clients: []api.ClientStatus{{Name: "default", InFlight: 2}}}

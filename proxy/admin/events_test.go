@@ -47,7 +47,8 @@ func TestEventsScriptReachesClientInOrder(t *testing.T) {
 	if snap.Type != api.EventSnapshot || snap.ID != 2 || snap.Snapshot == nil {
 		t.Fatalf("first message: type %q id %d snapshot %v; want snapshot, id 2", snap.Type, snap.ID, snap.Snapshot)
 	}
-	if got, want := jsonOf(t, snap.Snapshot), jsonOf(t, e.backend.Status(context.Background())); got != want {
+	st, _ := e.backend.Status(context.Background())
+	if got, want := jsonOf(t, snap.Snapshot), jsonOf(t, st); got != want {
 		t.Errorf("snapshot\n got %s\nwant %s", got, want)
 	}
 

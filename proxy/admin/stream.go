@@ -91,7 +91,11 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		// Taken after Subscribe: the snapshot may already show some of the
 		// events that follow it, never miss one. Events are idempotent on
 		// state, so a client applying one twice ends up right.
-		st := h.backend.Status(r.Context())
+		st, err := h.backend.Status(r.Context())
+		if err != nil {
+			h.logf("admin: events: no snapshot: %v", err)
+			return
+		}
 		snap := api.Event{ID: sub.Start(), Type: api.EventSnapshot, Time: h.clk.Now().UTC(), Snapshot: &st}
 		if out.write(snap) != nil {
 			return

@@ -62,10 +62,10 @@ func (b *Backend) record(method, args string) error {
 	return b.Err[method]
 }
 
-func (b *Backend) Status(ctx context.Context) api.Status {
+func (b *Backend) Status(ctx context.Context) (api.Status, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.St
+	return b.St, nil
 }
 
 func (b *Backend) AddCredential(ctx context.Context, req api.AddCredential) (string, error) {
@@ -114,8 +114,6 @@ func (b *Backend) onCredential(method, id string) error {
 	return fmt.Errorf("%w %q: run subpool list to see the ids", api.ErrNotFound, id)
 }
 
-var _ admin.ToolSetter = (*Backend)(nil)
-
 // SetOtherTools records "SetOtherTools ID true|false" and answers like
 // the other credential methods.
 func (b *Backend) SetOtherTools(ctx context.Context, id string, on bool) error {
@@ -133,3 +131,27 @@ func (b *Backend) SetOtherTools(ctx context.Context, id string, on bool) error {
 	}
 	return fmt.Errorf("%w %q: run subpool list to see the ids", api.ErrNotFound, id)
 }
+
+// This fake keeps no reserve, no client keys and no config file: those
+// calls answer api.ErrUnsupported (501), as a proxy without them would.
+// A test that needs them embeds Backend and adds its own.
+
+func (b *Backend) Reserve(ctx context.Context, id string, percent int) error {
+	return fmt.Errorf("%w: this proxy keeps no reserve", api.ErrUnsupported)
+}
+
+func (b *Backend) Clients(ctx context.Context) ([]api.ClientStatus, error) {
+	return nil, errNoClients
+}
+
+func (b *Backend) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
+	return api.ClientAdded{}, errNoClients
+}
+
+func (b *Backend) RevokeClient(ctx context.Context, name string) error { return errNoClients }
+
+func (b *Backend) Reload(ctx context.Context) (api.ReloadResult, error) {
+	return api.ReloadResult{}, fmt.Errorf("%w: this proxy has no config file to reload", api.ErrUnsupported)
+}
+
+var errNoClients = fmt.Errorf("%w: this proxy has no client keys to manage", api.ErrUnsupported)

@@ -88,6 +88,9 @@ func IsNotRunning(err error) bool {
 	return false
 }
 
+// The client is the admin API's Backend, spoken over HTTP.
+var _ admin.Backend = (*Client)(nil)
+
 // Status returns every provider and credential.
 func (c *Client) Status(ctx context.Context) (api.Status, error) {
 	var st api.Status
@@ -104,8 +107,8 @@ func (c *Client) AddCredential(ctx context.Context, req api.AddCredential) (stri
 	return added.ID, nil
 }
 
-// Remove deletes a credential.
-func (c *Client) Remove(ctx context.Context, id string) error {
+// RemoveCredential deletes a credential.
+func (c *Client) RemoveCredential(ctx context.Context, id string) error {
 	return c.send(ctx, "DELETE", "credentials/"+url.PathEscape(id), nil, nil)
 }
 

@@ -170,7 +170,7 @@ func TestMethodsRoundTrip(t *testing.T) {
 	if got := p.backend.Added(); len(got) != 1 || got[0].Secret["key"] != "sk-1" {
 		t.Errorf("backend got %+v", got)
 	}
-	for _, call := range []func(context.Context, string) error{c.Pause, c.Resume, c.Reset, c.Remove} {
+	for _, call := range []func(context.Context, string) error{c.Pause, c.Resume, c.Reset, c.RemoveCredential} {
 		if err := call(ctx, "a1"); err != nil {
 			t.Error(err)
 		}
