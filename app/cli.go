@@ -140,9 +140,12 @@ func findCredential(ctx context.Context, b admin.Backend, id string) (api.Creden
 	return api.CredentialStatus{}, api.ErrNotFound
 }
 
-// withBackend runs fn against the running proxy, or, when none answers,
-// against the home directly while holding its lock (one writer at a time).
-func withBackend(homeFlag string, fn func(ctx context.Context, b admin.Backend) error) error {
+// onHome runs fn against the home homeFlag names: through the proxy that
+// serves it when one answers (remote), else on the home itself (local,
+// closed when fn returns). It is the one preamble of every verb that works
+// with or without a running proxy.
+func onHome[T any](homeFlag string, remote func(c *client.Client, home string, cfg config.Config) T,
+	local func(home string, cfg config.Config) (T, io.Closer, error), fn func(context.Context, T) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	home, cfg, err := homeConfig(homeFlag)
@@ -154,15 +157,30 @@ func withBackend(homeFlag string, fn func(ctx context.Context, b admin.Backend) 
 		return err
 	}
 	if c != nil {
-		return fn(ctx, c)
+		return fn(ctx, remote(c, home, cfg))
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
-	d, err := daemon.Open(home, cfg, logf)
+	v, closer, err := local(home, cfg)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return fn(ctx, d)
+	defer closer.Close()
+	return fn(ctx, v)
+}
+
+// withBackend runs fn against the running proxy, or, when none answers,
+// against the home opened in place under its lock (one writer at a time).
+func withBackend(homeFlag string, fn func(ctx context.Context, b admin.Backend) error) error {
+	return onHome(homeFlag, func(c *client.Client, _ string, _ config.Config) admin.Backend { return c },
+		func(home string, cfg config.Config) (admin.Backend, io.Closer, error) {
+			d, err := openInPlace(home, cfg)
+			return d, d, err
+		}, fn)
+}
+
+// openInPlace opens the home's daemon without serving, logging to stderr.
+func openInPlace(home string, cfg config.Config) (*daemon.Daemon, error) {
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
+	return daemon.Open(home, cfg, logf)
 }
 
 func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -5,48 +5,37 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/subpool/subpool/daemon"
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy/admin"
+	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
 )
 
-// clientOps is what the client verbs need, from the running proxy (the
-// admin client) or, when none answers, from the home directly.
-type clientOps interface {
-	Clients(ctx context.Context) ([]api.ClientStatus, error)
-	AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error)
-	RevokeClient(ctx context.Context, name string) error
+// keyedBackend is a backend with the home's keychain beside it, for
+// reading a client key that exists.
+type keyedBackend struct {
+	admin.Backend
+	keys func() (keychain.Store, error)
 }
 
-// withClientOps runs fn against the running proxy, or against the home's
-// clients under its lock (one writer at a time). keys opens the home's
-// keychain, for reading a key that exists.
-func withClientOps(homeFlag string, fn func(ctx context.Context, ops clientOps, keys func() (keychain.Store, error)) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	home, cfg, err := homeConfig(homeFlag)
-	if err != nil {
-		return err
-	}
-	c, err := runningClient(ctx, home, cfg)
-	if err != nil {
-		return err
-	}
-	if c != nil {
-		return fn(ctx, c, daemon.LazyKeys(cfg.KeychainBackend, home))
-	}
-	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "subpool: "+format+"\n", a...) }
-	d, err := daemon.Open(home, cfg, logf)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return fn(ctx, d, d.Keys)
+// withKeys is withBackend with the home's keychain: the running proxy's
+// client and a keychain of this process, or the home opened in place and
+// its own.
+func withKeys(homeFlag string, fn func(ctx context.Context, b keyedBackend) error) error {
+	return onHome(homeFlag, func(c *client.Client, home string, cfg config.Config) keyedBackend {
+		return keyedBackend{c, daemon.LazyKeys(cfg.KeychainBackend, home)}
+	}, func(home string, cfg config.Config) (keyedBackend, io.Closer, error) {
+		d, err := openInPlace(home, cfg)
+		if err != nil {
+			return keyedBackend{}, nil, err
+		}
+		return keyedBackend{d, d.Keys}, d, nil
+	}, fn)
 }
 
 func cmdClient(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -105,7 +94,7 @@ func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var added api.ClientAdded
-	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
 		var err error
 		added, err = ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
 		return err
@@ -126,7 +115,7 @@ func cmdClientList(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	var list []api.ClientStatus
-	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
 		var err error
 		list, err = ops.Clients(ctx)
 		return err
@@ -173,7 +162,7 @@ func cmdClientRevoke(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "subpool client revoke: name one client (see `subpool client list`)")
 		return 2
 	}
-	err := withClientOps(*home, func(ctx context.Context, ops clientOps, _ func() (keychain.Store, error)) error {
+	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
 		return ops.RevokeClient(ctx, f.pos[0])
 	})
 	if err != nil {
@@ -187,7 +176,7 @@ func cmdClientRevoke(args []string, stdout, stderr io.Writer) int {
 // what `subpool env TOOL` prints.
 func toolKey(homeFlag, tool string) (string, error) {
 	var key string
-	err := withClientOps(homeFlag, func(ctx context.Context, ops clientOps, keys func() (keychain.Store, error)) error {
+	err := withKeys(homeFlag, func(ctx context.Context, ops keyedBackend) error {
 		list, err := ops.Clients(ctx)
 		if err != nil {
 			return err
@@ -196,7 +185,7 @@ func toolKey(homeFlag, tool string) (string, error) {
 			if c.Name != tool {
 				continue
 			}
-			ks, err := keys()
+			ks, err := ops.keys()
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/proxy/api"
@@ -79,32 +80,22 @@ func (c clientHistory) List(ctx context.Context, q api.HistoryQuery) (api.Histor
 // home's history.db opened read-only: no lock needed, a reader never
 // disturbs a writer.
 func withHistory(homeFlag string, fn func(context.Context, historySource) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	home, cfg, err := homeConfig(homeFlag)
-	if err != nil {
-		return err
-	}
-	c, err := runningClient(ctx, home, cfg)
-	if err != nil {
-		return err
-	}
-	if c != nil {
-		return fn(ctx, clientHistory{c})
-	}
-	path := filepath.Join(home, history.FileName)
-	db, err := history.OpenReadOnly(path)
+	return onHome(homeFlag, func(c *client.Client, _ string, _ config.Config) historySource { return clientHistory{c} }, openHistoryFile, fn)
+}
+
+// openHistoryFile opens the home's history.db read-only.
+func openHistoryFile(home string, cfg config.Config) (historySource, io.Closer, error) {
+	db, err := history.OpenReadOnly(filepath.Join(home, history.FileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		if !cfg.History.Enabled {
-			return errors.New("no history: it is off ([history] enabled = false in config.toml)")
+			return nil, nil, errors.New("no history: it is off ([history] enabled = false in config.toml)")
 		}
-		return fmt.Errorf("no history yet in %s: it fills as `subpool serve` answers requests", home)
+		return nil, nil, fmt.Errorf("no history yet in %s: it fills as `subpool serve` answers requests", home)
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer db.Close()
-	return fn(ctx, db)
+	return db, db, nil
 }
 
 func printUsage(w io.Writer, rep api.UsageReport) {
