@@ -1,3 +1,11 @@
+// Package daemon is the owner of a subpool home, as tailscale's ipnlocal
+// is to its localapi and CLI: the credentials and the pool, their secrets
+// in the keychain, the state file, the client keys, login refresh, usage
+// polling, live config reload and the history. One Daemon starts (Start),
+// serves the proxy and the admin API on one listener, is the admin API's
+// Backend itself, and shuts down (Shutdown). A CLI verb that finds no
+// running proxy opens the same Daemon in place (Open) under the home's
+// lock. Only app, the composition root, imports this package.
 package daemon
 
 import (

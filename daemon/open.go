@@ -41,7 +41,7 @@ func Open(home string, cfg config.Config, logf func(string, ...any)) (*Daemon, e
 // Keys opens the home's keychain (on first use, when opened in place).
 func (d *Daemon) Keys() (keychain.Store, error) { return d.core.keys() }
 
-// Close frees the home Open locked.
+// Close frees the home Open locked. A started Daemon stops with Shutdown.
 func (d *Daemon) Close() error {
 	if d.lock == nil {
 		return nil
