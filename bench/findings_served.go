@@ -68,7 +68,7 @@ func servedFinding(r *Results) string {
 answer: gjson finds the ` + "`usage`" + ` object and reads its counts too, with no encoding/json, in 1 or 2 allocations
 (` + "`BenchmarkMeterJSON`" + ` in proxy/metering/bench_test.go; ` + "`FuzzJSON`" + ` checks it against the old reader).
 ` + "`copyHeader`" + ` (proxy/streaming.go) shares the upstream's value slices, capped so that an append copies.
-` + "`classify.ReadWindows`" + ` (proxy/classify/windows.go, headers.go) compares header keys in the case they arrive and
+` + "`classify.ReadWindows`" + ` (proxy/classify/quota.go, headers.go) compares header keys in the case they arrive and
 keeps its state on the stack: about 2 µs and 2 allocations on an Anthropic API-key answer, where it was about 4 µs
 and 25 (` + "`BenchmarkReadWindowsAPIKey`" + `). It still runs on every answer, successes included: every answer's windows
 must reach the pool. ` + "`subpool serve`" + ` sets the collector's target to 400 unless GOGC is set, with a soft

@@ -72,7 +72,7 @@ type Config struct {
 	AffinityMax int
 	// AffinityIdle forgets an affinity key unused for this long. Default 1h.
 	AffinityIdle time.Duration
-	// Usage is [usage]: reserve, warnings, extra usage (windows.go).
+	// Usage is [usage]: reserve, warnings, extra usage (quota.go).
 	Usage UsageConfig
 }
 
@@ -215,7 +215,7 @@ type cred struct {
 	exhausted int
 
 	// usage is the quota windows last reported and what they hold back
-	// (windows.go); nil until the first report or reserve.
+	// (quota.go); nil until the first report or reserve.
 	usage *usage
 }
 
