@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
@@ -227,7 +228,7 @@ func (s *clientStore) validate(req api.AddClient) (clientRecord, error) {
 		return fmt.Errorf("%w: %s", api.ErrBadRequest, fmt.Sprintf(format, a...))
 	}
 	name := strings.TrimSpace(req.Name)
-	if !validClientName(name) {
+	if !config.ValidName(name) {
 		return clientRecord{}, bad("a client name is one word of lower-case letters, digits, '-' and '_' (e.g. claude-code), at most 40 characters")
 	}
 	known := s.providers()
@@ -242,18 +243,6 @@ func (s *clientStore) validate(req api.AddClient) (clientRecord, error) {
 		}
 	}
 	return clientRecord{Name: name, Providers: req.Providers, Models: req.Models, Added: s.clk.Now().UTC()}, nil
-}
-
-func validClientName(s string) bool {
-	if s == "" || len(s) > 40 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // RevokeClient implements admin.Backend. The key is refused from
