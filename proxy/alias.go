@@ -24,9 +24,10 @@ type aliasReq struct {
 }
 
 // admit applies the client key's model limits and the aliases to a run
-// that has read its body. ok false: the client has been answered (a 403),
-// nothing went upstream. al is nil when the model is no alias.
-func (rn *run) admit() (al *aliasReq, ok bool) {
+// that has read its body. A non-nil refused says the client has been
+// answered (a 403), nothing went upstream. al is nil when the model is no
+// alias.
+func (rn *run) admit() (al *aliasReq, refused *outcome) {
 	c := clientOf(rn.r)
 	var targets []FallbackTarget
 	if rn.p.o.Aliases != nil {
@@ -35,10 +36,9 @@ func (rn *run) admit() (al *aliasReq, ok bool) {
 	if len(targets) == 0 {
 		if !c.AllowsModel(rn.model) {
 			refuseModel(rn.w, rn.prov.Wire, c, rn.model)
-			rn.status, rn.class = http.StatusForbidden, classRefused
-			return nil, false
+			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
-		return nil, true
+		return nil, nil
 	}
 	al = &aliasReq{name: rn.model}
 	nameOK := c.AllowsModel(rn.model)
@@ -56,11 +56,10 @@ func (rn *run) admit() (al *aliasReq, ok bool) {
 		// a reloaded alias may name one that does not run yet.
 		writeError(rn.w, rn.prov.Wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
 			rn.model, c.Name), 0, noRetry)
-		rn.status, rn.class = http.StatusForbidden, classRefused
-		return nil, false
+		return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 	}
 	al.aw = newRewriter(rn.w, renamer{al.name})
 	al.aw.maxHold = maxRewrite
 	rn.w = al.aw
-	return al, true
+	return al, nil
 }

@@ -28,13 +28,15 @@ const maxErrorBody = 64 << 10
 // (attempts, waits, the capacity budget) are per client request, whichever
 // provider serves it, so a fallback run shares them.
 type request struct {
-	p     *Proxy
-	pol   policy.Config // as the proxy was tuned when the request came in
-	w     http.ResponseWriter
-	r     *http.Request
-	ctx   context.Context
-	start time.Time
-	info  requestInfo
+	p   *Proxy
+	pol policy.Config // as the proxy was tuned when the request came in
+	// client and in are the client's connection and request as they
+	// came; a run's w and r are what its target writes to and sees.
+	client http.ResponseWriter
+	in     *http.Request
+	ctx    context.Context
+	start  time.Time
+	info   requestInfo
 	// tool is the tool the request comes from (api.ToolClaudeCode…), by
 	// its User-Agent: a subscription login serves only its own tool.
 	tool string
@@ -44,23 +46,31 @@ type request struct {
 	capSince time.Time // the first capacity answer
 	capWaits int
 
-	// What the client finally got, for request_finished.
-	status      int
-	class       classify.Class
-	cred        string
-	fallbackTo  string
-	credKind    string
-	servedModel string
+	// What the answer cost, for request_finished.
 	firstByte   time.Time // the first byte of the answer written to the client
 	waitedTotal time.Duration
 	meter       metering.Meter // the usage the upstream reported in the answer delivered
-	// abort: a JSON answer failed after its headers went out; the
-	// connection is cut once request_finished is out.
-	abort bool
 	// committed: the client has a stream's status and headers, and
 	// nothing of its body yet (run.commit).
 	committed bool
 }
+
+// outcome is what the client finally got: the value a run returns when
+// the request is over, from which request_finished is filled (serve.go).
+type outcome struct {
+	status      int
+	class       classify.Class
+	cred        string
+	credKind    string
+	servedModel string
+	fallbackTo  string
+	// abort: a JSON answer failed after its headers went out; the
+	// connection is cut once request_finished is out.
+	abort bool
+}
+
+// aborted is the outcome of a request whose client went away.
+func aborted(credID string) outcome { return outcome{class: classify.Aborted, cred: credID} }
 
 // run is the attempt loop on one provider: the client's, or a fallback
 // target. It carries out the policy's actions and decides nothing itself.
@@ -86,26 +96,28 @@ type run struct {
 	noWait bool
 }
 
-// loop runs attempts until the client has an answer or has left (nil),
-// or until no credential of the provider can serve the request in time:
-// then it returns the Exhausted action, having written nothing, so that
-// serving may detour to another provider.
-func (rn *run) loop() *policy.Action {
+// loop runs attempts until the client has an answer or has left (ex nil,
+// and out says what the client got), or until no credential of the
+// provider can serve the request in time: then it returns the Exhausted
+// action, having written nothing, so that serving may detour to another
+// provider.
+func (rn *run) loop() (out outcome, ex *policy.Action) {
 	for {
 		if rn.ctx.Err() != nil {
-			rn.class = classify.Aborted
-			return nil
+			return aborted(""), nil
 		}
 		lease, ex := rn.lease()
 		if lease == nil {
-			if ex != nil && rn.committed {
+			if ex == nil {
+				return aborted(""), nil
+			}
+			if rn.committed {
 				// The client already has this stream's headers: the
 				// refusal goes in the stream, and no other provider
 				// takes over an answer begun here.
-				rn.fail(ex.Status, ex.Message, ex.RetryAfter, retryHint(ex.Final))
-				return nil
+				return rn.fail("", ex.Status, ex.Message, ex.RetryAfter, retryHint(ex.Final)), nil
 			}
-			return ex
+			return outcome{}, ex
 		}
 		cred := lease.Credential
 		if rn.lastCred != "" && cred.ID != rn.lastCred {
@@ -118,8 +130,7 @@ func (rn *run) loop() *policy.Action {
 		if err != nil {
 			lease.Release()
 			if rn.ctx.Err() != nil {
-				rn.class = classify.Aborted
-				return nil
+				return aborted(""), nil
 			}
 			rn.authFailed(cred, err)
 			continue
@@ -134,13 +145,15 @@ func (rn *run) loop() *policy.Action {
 			// The upstream may have counted the tokens it reported.
 			a.close()
 			lease.Release()
-			rn.class, rn.cred, rn.credKind, rn.meter = classify.Aborted, cred.ID, cred.Kind, a.meter
-			return nil
+			rn.meter = a.meter
+			out := aborted(cred.ID)
+			out.credKind = cred.Kind
+			return out, nil
 		}
 		act := policy.Decide(rn.pol, rn.state(cred, a), a.verdict)
 		rn.record(cred, act, a.verdict)
-		if rn.carryOut(lease, act, a) {
-			return nil
+		if out := rn.carryOut(lease, act, a); out != nil {
+			return *out, nil
 		}
 	}
 }
@@ -212,39 +225,39 @@ func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdic
 	}
 }
 
-// carryOut does what act says with the answer a. It reports whether the
-// request is over for this run (the client has an answer or left). It
-// always releases the lease, so that waits hold no in-flight slot.
-func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
+// carryOut does what act says with the answer a. When the request is over
+// for this run (the client has an answer or left) it returns what the
+// client got; nil goes round again. It always releases the lease, so that
+// waits hold no in-flight slot.
+func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcome {
 	cred := lease.Credential
 	switch act.Kind {
 	case policy.Pass:
-		rn.deliver(lease, a)
-		return true
+		out := rn.deliver(lease, a)
+		return &out
 
 	case policy.Relay:
 		lease.Release()
-		rn.relay(cred.ID, a, act.Status)
-		return true
+		out := rn.relay(cred.ID, a, act.Status)
+		return &out
 
 	case policy.Fail:
 		a.close()
 		lease.Release()
-		rn.cred = cred.ID
-		rn.fail(act.Status, act.Message, 0, retryHint(act.Final))
-		return true
+		out := rn.fail(cred.ID, act.Status, act.Message, 0, retryHint(act.Final))
+		return &out
 
 	case policy.Stop:
 		a.close()
 		lease.Release()
-		rn.class = classify.Aborted
-		return true
+		out := aborted("")
+		return &out
 
 	case policy.Rotate:
 		a.close()
 		lease.Release()
 		rn.pinned = ""
-		return false
+		return nil
 
 	case policy.Retry:
 		a.close()
@@ -255,10 +268,11 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 		lease.Release()
 		rn.capWaits++
 		if rn.wait(api.WaitCapacity, cred.ID, act.Delay, rn.lastReason, nil) != nil {
-			return true
+			out := aborted("")
+			return &out
 		}
 		rn.pinned = cred.ID
-		return false
+		return nil
 
 	case policy.Refresh:
 		a.close()
@@ -268,15 +282,14 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) bool {
 	// Exhausted and WaitPool come from WhenUnavailable, never here.
 	a.close()
 	lease.Release()
-	rn.fail(http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry)
-	return true
+	out := rn.fail(cred.ID, http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry)
+	return &out
 }
 
 // retryInPlace waits act's delay with the lease's slot kept (the pause is
 // short and the retry goes to the same credential), then pins the
-// credential for the next attempt. It reports whether the request is over
-// (the client left).
-func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action) bool {
+// credential for the next attempt. Non-nil: the client left.
+func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action) *outcome {
 	cred := lease.Credential
 	if rn.retries == nil {
 		rn.retries = map[string]int{}
@@ -287,31 +300,31 @@ func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action) bool {
 	err := rn.sleep(act.Delay)
 	lease.Release()
 	if err != nil {
-		rn.class = classify.Aborted
-		return true
+		out := aborted("")
+		return &out
 	}
 	rn.pinned = cred.ID
-	return false
+	return nil
 }
 
 // refresh renews cred's token once for this request and pins it for the
 // next attempt; a refresh that fails is carried out as authFailed says.
-// It reports whether the request is over (the client left).
-func (rn *run) refresh(cred pool.Credential) bool {
+// Non-nil: the client left.
+func (rn *run) refresh(cred pool.Credential) *outcome {
 	if rn.refreshed == nil {
 		rn.refreshed = map[string]bool{}
 	}
 	rn.refreshed[cred.ID] = true
 	if _, err := rn.auth.Auth(rn.ctx, cred, true); err != nil {
 		if rn.ctx.Err() != nil {
-			rn.class = classify.Aborted
-			return true
+			out := aborted("")
+			return &out
 		}
 		rn.authFailed(cred, err)
-		return false
+		return nil
 	}
 	rn.pinned = cred.ID
-	return false
+	return nil
 }
 
 // authFailed carries out the policy for a credential whose auth could not
@@ -338,7 +351,7 @@ func (rn *run) authFailed(cred pool.Credential, err error) {
 // emit sends an event about this request, naming the client key that made
 // it, so that the tray and history can tell the tools apart.
 func (rn *run) emit(e api.Event) {
-	e.Client = clientName(rn.request.r)
+	e.Client = clientName(rn.in)
 	rn.p.o.Events.Emit(e)
 }
 

@@ -40,14 +40,14 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b 
 // flushed as soon as no further event is already at hand; an error event
 // in it (after bytes reached the client, so nothing can be retried) still
 // tells the pool about the credential.
-func (rn *run) deliver(lease *pool.Lease, a *answer) {
+func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 	defer lease.Release()
 	resp := a.resp
 	defer resp.Body.Close()
 	p := rn.p
 	cred := lease.Credential
-	rn.cred, rn.class, rn.status = cred.ID, classify.OK, resp.StatusCode
-	rn.credKind, rn.servedModel, rn.meter = cred.Kind, rn.model, a.meter
+	out := outcome{status: resp.StatusCode, class: classify.OK, cred: cred.ID, credKind: cred.Kind, servedModel: rn.model}
+	rn.meter = a.meter
 
 	stream := a.stream || resp.ContentLength < 0
 	if !rn.committed {
@@ -76,8 +76,8 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	// answered 2xx whether or not the client is still there.
 	p.o.Pool.Confirm(cred.ID, rn.model)
 	if werr != nil {
-		rn.clientGone(cred.ID)
-		return
+		out.class = classify.Aborted
+		return out
 	}
 	var err error
 	var failed *classify.Verdict
@@ -90,28 +90,29 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) {
 	case err == nil && failed != nil:
 		// The upstream's own error event ended the stream; the client has
 		// it as the upstream sent it.
-		rn.class = failed.Class
+		out.class = failed.Class
 		p.o.Pool.Record(cred.ID, false, failed.Class == classify.RateLimit)
 	case err == nil:
 		p.o.Pool.Record(cred.ID, true, false)
 	case errors.Is(err, errClientGone) || rn.ctx.Err() != nil:
-		rn.clientGone(cred.ID)
+		out.class = classify.Aborted
 	default:
 		// The upstream failed after bytes reached the client: nothing can
 		// be retried without duplicating output. Say so in-band.
 		p.o.Pool.Record(cred.ID, false, false)
-		rn.class = classify.Transient
+		out.class = classify.Transient
 		msg := "upstream stream failed midway: " + err.Error()
 		p.o.Pool.SetReason(cred.ID, msg)
 		if a.stream {
 			rn.w.Write(sseError(rn.prov.Wire, msg))
 			rc.Flush()
-			return
+			return out
 		}
 		// A JSON answer cut short cannot be mended: the client must see
 		// the connection fail (after request_finished, see serve).
-		rn.abort = true
+		out.abort = true
 	}
+	return out
 }
 
 var errClientGone = errors.New("the client went away")
@@ -238,7 +239,3 @@ func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController)
 	}
 }
 
-func (rn *run) clientGone(credID string) {
-	rn.class = classify.Aborted
-	rn.cred = credID
-}

@@ -32,13 +32,13 @@ type FallbackTarget = policy.Rung
 
 // detour serves the request on one target with the ordinary attempt loop,
 // through a writer that turns the target's answers into the client's wire.
-// done means the client has its answer (or left); otherwise why says what
-// kept the target from serving, and the client has seen nothing.
-func (rn *run) detour(t policy.Target, from translate.Target, reason string, skipped []string) (why string, done bool) {
+// A non-nil out is what the client got (or that it left); otherwise why
+// says what kept the target from serving, and the client has seen nothing.
+func (rn *run) detour(t policy.Target, from translate.Target, reason string, skipped []string) (why string, out *outcome) {
 	p := rn.p
 	to := p.o.Providers[t.Provider]
 	if to == nil || to == rn.prov {
-		return "not a provider of this proxy", false
+		return "not a provider of this proxy", nil
 	}
 	d := &detour{
 		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream,
@@ -49,7 +49,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	if err != nil {
 		// The request holds something the target's wire cannot carry: the
 		// request is fine, only this detour is impossible.
-		return err.Error(), false
+		return err.Error(), nil
 	}
 	if len(skipped) > 0 {
 		reason += "; skipped " + strings.Join(skipped, "; ")
@@ -64,18 +64,22 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	tr := rn.request.newRun(fw, d.request(rn.r), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
 	tr.noWait = !t.MayWait
 	d.run = tr
-	if ex := tr.loop(); ex != nil && !fw.committed {
+	res, ex := tr.loop()
+	if ex != nil && !fw.committed {
 		// The target ran out while trying (its only key answered 429):
 		// the request goes on as if it had been out from the start.
 		why := ex.Message
 		if tr.lastReason != "" && !strings.Contains(why, tr.lastReason) {
 			why += " (last answer: " + tr.lastReason + ")"
 		}
-		return why, false
+		return why, nil
 	}
-	fw.finish(rn.abort)
-	rn.fallbackTo = to.Name + "/" + t.Model
-	return "", true
+	if ex != nil {
+		res = outcome{status: ex.Status, class: classRefused}
+	}
+	fw.finish(res.abort)
+	res.fallbackTo = to.Name + "/" + t.Model
+	return "", &res
 }
 
 // notLoggedIn tells the user how to give provider a credential.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/subpool/subpool/proxy/auth"
-	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
@@ -38,27 +37,25 @@ func (rq *request) newRun(w http.ResponseWriter, r *http.Request, prov *Provider
 	return &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: model, auth: au}
 }
 
-// walk serves the plan. It returns nil when the client has its answer (or
-// left); otherwise nothing was written, and the refusal to write comes back
-// with a note per target that could not serve.
-func (s *serving) walk() (ex *policy.Action, note string) {
+// walk serves the plan. When the client has its answer (or left), ex is
+// nil and out says what it got; otherwise nothing was written, and the
+// refusal to write comes back with a note per target that could not serve.
+func (s *serving) walk() (out outcome, ex *policy.Action, note string) {
 	rn := s.own
 	for _, t := range s.plan {
 		if rn.ctx.Err() != nil {
-			rn.class = classify.Aborted
-			return nil, ""
+			return aborted(""), nil, ""
 		}
-		why, done := s.serve(t)
-		if done {
-			return nil, ""
+		why, out := s.serve(t)
+		if out != nil {
+			return *out, nil, ""
 		}
 		if why != "" {
 			s.skipped = append(s.skipped, s.label(t)+": "+why)
 		}
 	}
 	if rn.ctx.Err() != nil {
-		rn.class = classify.Aborted
-		return nil, ""
+		return aborted(""), nil, ""
 	}
 	if s.ex == nil {
 		s.ex = &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable}
@@ -67,24 +64,25 @@ func (s *serving) walk() (ex *policy.Action, note string) {
 			s.ex.Message = "alias " + strconv.Quote(s.alias.name) + ": " + first.Provider + "/" + first.Model + " cannot serve now"
 		}
 	}
-	return s.ex, s.note()
+	return outcome{}, s.ex, s.note()
 }
 
-// serve runs one target. done: the client has an answer or left. Else why
-// says what kept the target from serving ("" when it is not worth a note:
-// the request's own first turn, whose refusal is the answer's message).
-func (s *serving) serve(t policy.Target) (why string, done bool) {
+// serve runs one target. A non-nil out: the client has an answer or left.
+// Else why says what kept the target from serving ("" when it is not
+// worth a note: the request's own first turn, whose refusal is the
+// answer's message).
+func (s *serving) serve(t policy.Target) (why string, out *outcome) {
 	rn := s.own
 	if t.Skip != "" {
-		return t.Skip, false
+		return t.Skip, nil
 	}
 	if t.Check {
 		// Asked without a lease: a look that spends no request budget.
 		if u := rn.p.o.Pool.Explain(pool.PickRequest{Provider: t.Provider, Model: t.Model, Tool: rn.tool}); u != nil {
 			if t.Detour && u.Total == 0 {
-				return notLoggedIn(t.Provider), false
+				return notLoggedIn(t.Provider), nil
 			}
-			return u.Error(), false
+			return u.Error(), nil
 		}
 	}
 	if t.Detour {
@@ -94,24 +92,24 @@ func (s *serving) serve(t policy.Target) (why string, done bool) {
 	}
 	tr, err := s.runOn(t)
 	if err != nil {
-		return err.Error(), false
+		return err.Error(), nil
 	}
 	tr.noWait = !t.MayWait
-	ex := tr.loop()
+	res, ex := tr.loop()
 	tr.noWait = false
 	if ex == nil {
 		if tr != s.ran {
-			rn.fallbackTo = t.Provider + "/" + t.Model
+			res.fallbackTo = t.Provider + "/" + t.Model
 		}
-		return "", true
+		return "", &res
 	}
 	if tr == s.ran {
 		// The request's own target: its refusal is the one the client
 		// gets when nobody serves, and it is no note of its own.
 		s.ex = ex
-		return "", false
+		return "", nil
 	}
-	return ex.Message, false
+	return ex.Message, nil
 }
 
 // runOn is the run for a target on the route's own provider: the

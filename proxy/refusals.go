@@ -184,19 +184,18 @@ func errorEvent(wire string, status int, body []byte) []byte {
 	return statusEvent(wire, status, code, e.Error.Message)
 }
 
-// fail answers with subpool's own provider-shaped error.
-func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retryHint) {
-	rn.status = status
-	if rn.class == "" {
-		rn.class = classRefused
-	}
+// fail answers with subpool's own provider-shaped error, naming credID
+// (the credential whose attempt led to it, "" for none).
+func (rn *run) fail(credID string, status int, msg string, retryAfter time.Duration, hint retryHint) outcome {
+	out := outcome{status: status, class: classRefused, cred: credID}
 	if rn.committed {
 		rn.w.Write(statusEvent(rn.prov.Wire, status, "", ownWords(msg)))
 		http.NewResponseController(rn.w).Flush()
-		return
+		return out
 	}
-	rn.setHeaders(rn.w.Header(), rn.cred)
+	rn.setHeaders(rn.w.Header(), credID)
 	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
+	return out
 }
 
 // relay gives the client the upstream's refusal: an HTTP error as it came,
@@ -206,11 +205,12 @@ func (rn *run) fail(status int, msg string, retryAfter time.Duration, hint retry
 // a stream's headers (commit), the refusal goes in the stream: the
 // upstream's own events up to its error, or its HTTP error as the wire's
 // error event.
-func (rn *run) relay(credID string, a *answer, status int) {
-	rn.class, rn.cred, rn.status = a.verdict.Class, credID, status
+func (rn *run) relay(credID string, a *answer, status int) outcome {
+	out := outcome{class: a.verdict.Class, cred: credID, status: status}
 	if a.resp == nil {
-		rn.fail(http.StatusBadGateway, rn.lastReason, 0, mayRetry)
-		return
+		f := rn.fail(credID, http.StatusBadGateway, rn.lastReason, 0, mayRetry)
+		f.class = a.verdict.Class
+		return f
 	}
 	defer a.resp.Body.Close()
 	if rn.committed {
@@ -220,7 +220,7 @@ func (rn *run) relay(credID string, a *answer, status int) {
 		}
 		rn.w.Write(ev)
 		http.NewResponseController(rn.w).Flush()
-		return
+		return out
 	}
 	h := rn.w.Header()
 	copyHeader(h, a.resp.Header)
@@ -236,13 +236,14 @@ func (rn *run) relay(credID string, a *answer, status int) {
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		rn.w.WriteHeader(status)
 		rn.w.Write(body)
-		return
+		return out
 	}
 	rn.w.WriteHeader(status)
 	if _, err := rn.w.Write(a.head); err != nil {
-		return
+		return out
 	}
 	io.Copy(rn.w, a.resp.Body)
+	return out
 }
 
 // streamErrorBody is an in-stream error event's data as the error body the

@@ -19,15 +19,18 @@ const classRefused = classify.Class("refused")
 // fallback ladder. Whatever happens, request_finished goes out.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	lim := p.limits.Load()
-	rq := &request{p: p, pol: lim.pol, w: w, r: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
+	rq := &request{p: p, pol: lim.pol, client: w, in: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
+	var out outcome
+	// Deferred, so that request_finished goes out however answer ends,
+	// and before the connection is cut for an answer that failed midway.
 	defer func() {
 		u := rq.meter.Usage()
 		ev := api.Event{
-			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: rq.cred,
-			Model: rq.info.Model, Path: upath, Status: rq.status, Class: string(rq.class),
+			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: out.cred,
+			Model: rq.info.Model, Path: upath, Status: out.status, Class: string(out.class),
 			Attempts: rq.attempts, LatencyMS: p.o.Clock.Now().Sub(rq.start).Milliseconds(),
 			Client: clientName(r), ClientApp: rq.tool,
-			CredentialKind: rq.credKind, ServedModel: rq.servedModel, FallbackTo: rq.fallbackTo,
+			CredentialKind: out.credKind, ServedModel: out.servedModel, FallbackTo: out.fallbackTo,
 			WaitedMS:    rq.waitedTotal.Milliseconds(),
 			InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite,
 		}
@@ -35,38 +38,43 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 			ev.TTFBMS = rq.firstByte.Sub(rq.start).Milliseconds()
 		}
 		p.o.Events.Emit(ev)
-		if rq.abort {
+		if out.abort {
 			panic(http.ErrAbortHandler)
 		}
 	}()
-	body, err := readBody(w, r, lim.maxBody)
+	out = p.answer(rq, prov, upath, lim.maxBody)
+}
+
+// answer reads the request's body, admits it and walks its plan, and
+// returns what the client got.
+func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64) outcome {
+	w, r := rq.client, rq.in
+	body, err := readBody(w, r, maxBody)
 	switch {
 	case errors.Is(err, errTooLarge):
-		rq.status, rq.class = http.StatusRequestEntityTooLarge, classRefused
-		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", lim.maxBody), 0, noRetry)
-		return
+		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
+		return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
 	case err != nil:
 		// The client stopped sending: nothing to answer, nothing to cool.
-		rq.class = classify.Aborted
-		return
+		return aborted("")
 	}
 	rq.info = inspect(r.Header, body)
 	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
-	al, ok := rn.admit() // the key's model limits and the aliases (alias.go)
-	if !ok {
-		return
+	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
+	if refused != nil {
+		return *refused
 	}
 	s := &serving{own: rn, alias: al, plan: policy.Plan(p.planRequest(rn, al))}
-	ex, note := s.walk()
-	if al != nil && ex == nil {
-		al.aw.finish(rq.abort)
-	}
+	out, ex, note := s.walk()
 	if ex == nil {
-		return
+		if al != nil {
+			al.aw.finish(out.abort)
+		}
+		return out
 	}
-	rq.status, rq.class = ex.Status, classRefused
 	rn.setHeaders(w.Header(), "")
 	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+	return outcome{status: ex.Status, class: classRefused}
 }
 
 // planRequest is what the plan of rn's request is made from.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
@@ -83,7 +82,6 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		rn.waited.Total += after.Sub(now)
 		rn.waited.Count++
 		if err != nil {
-			rn.class = classify.Aborted
 			end("aborted")
 			return nil, nil
 		}
@@ -112,7 +110,6 @@ func (rn *run) wait(kind, credID string, d time.Duration, reason string, wake <-
 	outcome := "ready"
 	if err != nil {
 		outcome = "aborted"
-		rn.class = classify.Aborted
 	}
 	rn.emit(api.Event{Type: api.EventWaitEnded, Provider: rn.prov.Name, CredentialID: credID,
 		Kind: kind, Outcome: outcome, Model: rn.model})
