@@ -238,4 +238,3 @@ func (rn *run) copyBody(src io.Reader, stream bool, rc *http.ResponseController)
 		}
 	}
 }
-
