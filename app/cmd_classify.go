@@ -103,14 +103,9 @@ func cmdClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		code = n
 	}
 
-	h := http.Header{}
-	for _, line := range headers {
-		k, v, ok := strings.Cut(line, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return bad("--header must look like 'Name: value', not %q", line)
-		}
-		h.Add(k, strings.TrimSpace(v))
+	h, badLine := headers.header()
+	if badLine != "" {
+		return bad("--header must look like 'Name: value', not %q", badLine)
 	}
 
 	now := time.Now()
@@ -122,22 +117,9 @@ func cmdClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		now = t
 	}
 
-	var body []byte
-	if *bodyArg != "" {
-		var r io.Reader = stdin
-		if *bodyArg != "-" {
-			f, err := os.Open(*bodyArg)
-			if err != nil {
-				return bad("cannot read --body %s: %s", *bodyArg, classifyFirstLine(classifyPathErr(err)))
-			}
-			defer f.Close()
-			r = f
-		}
-		b, err := io.ReadAll(io.LimitReader(r, maxClassifyBody))
-		if err != nil {
-			return bad("cannot read --body %s: %s", *bodyArg, classifyFirstLine(err.Error()))
-		}
-		body = b
+	body, err := readClassifyBody(*bodyArg, stdin)
+	if err != nil {
+		return bad("cannot read --body %s: %s", *bodyArg, classifyFirstLine(err.Error()))
 	}
 
 	var v classify.Verdict
@@ -180,4 +162,37 @@ func classifyFirstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// header reads the --header lines into a header; badLine is the first
+// line that is no "Name: value".
+func (l classifyHeaderList) header() (h http.Header, badLine string) {
+	h = http.Header{}
+	for _, line := range l {
+		k, v, ok := strings.Cut(line, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, line
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return h, ""
+}
+
+// readClassifyBody reads --body: a file, "-" for stdin, "" for none;
+// bounded by maxClassifyBody.
+func readClassifyBody(arg string, stdin io.Reader) ([]byte, error) {
+	if arg == "" {
+		return nil, nil
+	}
+	var r io.Reader = stdin
+	if arg != "-" {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, errors.New(classifyPathErr(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	return io.ReadAll(io.LimitReader(r, maxClassifyBody))
 }

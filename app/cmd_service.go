@@ -99,38 +99,8 @@ func cmdService(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
-	switch action {
-	case "install":
-		if err := m.Install(); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "subpool service: installed the %s; it starts at your next login, or now with `subpool service start`\n", m.Where())
-	case "uninstall":
-		err := m.Uninstall()
-		if errors.Is(err, service.ErrNotInstalled) {
-			fmt.Fprintln(stdout, "subpool service: not installed; nothing to remove")
-			return 0
-		}
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "subpool service: removed the %s\n", m.Where())
-	case "start":
-		if err := m.Start(); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "subpool service: running; logs: %s\n", m.LogLocation())
-	case "stop":
-		if err := m.Stop(); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintln(stdout, "subpool service: stopped; it starts again at your next login (`subpool service uninstall` removes it)")
-	case "status":
-		r, err := m.Status()
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprint(stdout, r.String())
+	if err := serviceAction(m, action, stdout); err != nil {
+		return fail(err)
 	}
 	return 0
 }
@@ -160,4 +130,43 @@ func serviceConfig(homeFlag, listenFlag string) (service.Config, error) {
 		cfg.TrayArgs = []string{"tray", "--home", home}
 	}
 	return cfg, nil
+}
+
+// serviceAction carries out one action on the login service and says
+// what it did.
+func serviceAction(m *service.Manager, action string, stdout io.Writer) error {
+	switch action {
+	case "install":
+		if err := m.Install(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "subpool service: installed the %s; it starts at your next login, or now with `subpool service start`\n", m.Where())
+	case "uninstall":
+		err := m.Uninstall()
+		if errors.Is(err, service.ErrNotInstalled) {
+			fmt.Fprintln(stdout, "subpool service: not installed; nothing to remove")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "subpool service: removed the %s\n", m.Where())
+	case "start":
+		if err := m.Start(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "subpool service: running; logs: %s\n", m.LogLocation())
+	case "stop":
+		if err := m.Stop(); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "subpool service: stopped; it starts again at your next login (`subpool service uninstall` removes it)")
+	case "status":
+		r, err := m.Status()
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, r.String())
+	}
+	return nil
 }
