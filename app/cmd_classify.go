@@ -76,19 +76,9 @@ func cmdClassify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("unexpected argument %q", fl.Arg(0))
 	}
 
-	if *provider == "" {
-		return bad("--provider is required: one of %s", strings.Join(classify.Names(), ", "))
-	}
-	p := classify.Lookup(*provider)
+	p, why := classifyProfile(*provider, *limitScope)
 	if p == nil {
-		return bad("unknown --provider %q: use one of %s", *provider, strings.Join(classify.Names(), ", "))
-	}
-	switch strings.ToLower(*limitScope) {
-	case "", classify.LimitCredential:
-	case classify.LimitEgress:
-		p = classify.Custom(p.Name, p.Wire, classify.LimitEgress)
-	default:
-		return bad("--limit-scope must be credential or egress, not %q", *limitScope)
+		return bad("%s", why)
 	}
 
 	code := 0
@@ -195,4 +185,24 @@ func readClassifyBody(arg string, stdin io.Reader) ([]byte, error) {
 		r = f
 	}
 	return io.ReadAll(io.LimitReader(r, maxClassifyBody))
+}
+
+// classifyProfile is the provider's rules for --provider and
+// --limit-scope; nil and why when they name none.
+func classifyProfile(provider, limitScope string) (p *classify.Profile, why string) {
+	if provider == "" {
+		return nil, "--provider is required: one of " + strings.Join(classify.Names(), ", ")
+	}
+	p = classify.Lookup(provider)
+	if p == nil {
+		return nil, fmt.Sprintf("unknown --provider %q: use one of %s", provider, strings.Join(classify.Names(), ", "))
+	}
+	switch strings.ToLower(limitScope) {
+	case "", classify.LimitCredential:
+	case classify.LimitEgress:
+		p = classify.Custom(p.Name, p.Wire, classify.LimitEgress)
+	default:
+		return nil, fmt.Sprintf("--limit-scope must be credential or egress, not %q", limitScope)
+	}
+	return p, ""
 }
