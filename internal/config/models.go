@@ -70,6 +70,11 @@ func parseModels(raw map[string]any, provs map[string]Provider, bad func(key, fo
 			if err != nil {
 				return nil, bad(k, "%s", err)
 			}
+			if t.Model == name {
+				// Aliases are not followed: the alias would ask the
+				// upstream for a model named like itself.
+				return nil, bad(k, "the alias %q names itself; name the model it stands for, e.g. %s = \"claude-opus-4-5\"", name, name)
+			}
 			out[name] = append(out[name], t)
 		}
 	}

@@ -36,6 +36,10 @@ func TestModelsErrorsNameTheKey(t *testing.T) {
 		{`x = []`, `models."x"`},
 		{`x = 3`, `models."x"`},
 		{`x = ["anthropic/"]`, `models."x"[0]`},
+		// An alias that names itself (issue 27) asks the upstream for a
+		// model of its own name.
+		{`opus = "opus"`, `models."opus"`},
+		{`best = ["openai/gpt-5.1", "anthropic/best"]`, `models."best"[1]`},
 	} {
 		_, err := Parse("config.toml", []byte("[models]\n"+c.toml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), c.key+":") {
