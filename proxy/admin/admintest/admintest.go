@@ -102,6 +102,12 @@ func (b *Backend) onCredential(method, id string) error {
 	if err := b.record(method, id); err != nil {
 		return err
 	}
+	return b.known(id)
+}
+
+// known returns nil for a credential St lists and, like the real backend,
+// api.ErrNotFound for any other.
+func (b *Backend) known(id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, p := range b.St.Providers {
@@ -120,16 +126,7 @@ func (b *Backend) SetOtherTools(ctx context.Context, id string, on bool) error {
 	if err := b.record("SetOtherTools", fmt.Sprint(id, " ", on)); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.St.Providers {
-		for _, c := range p.Credentials {
-			if c.ID == id {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("%w %q: run subpool list to see the ids", api.ErrNotFound, id)
+	return b.known(id)
 }
 
 // This fake keeps no reserve, no client keys and no config file: those
