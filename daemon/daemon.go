@@ -331,6 +331,11 @@ func (s *Daemon) newHTTPServer() *http.Server {
 			mux.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 30 * time.Second,
+		// A kept-alive connection with no request on it is closed after
+		// two minutes; the clients open a new one at once when they need
+		// it. (A request body has its own deadline in the proxy; a whole
+		// ReadTimeout here would cut a long stream's background read.)
+		IdleTimeout: 2 * time.Minute,
 		// Recovered handler panics and accept errors land here; they must
 		// reach the log, not vanish.
 		ErrorLog: log.New(logWriter(s.logf), "", 0),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/subpool/subpool/proxy/jsonscan"
 )
@@ -16,12 +17,24 @@ var errTooLarge = errors.New("request body too large")
 
 // readBody reads the request body once, bounded, so that every attempt can
 // send it again. Clients that send no body (GET /v1/models) get nil.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, deadline time.Time) (_ []byte, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	if r.ContentLength > limit {
 		return nil, errTooLarge
+	}
+	// The deadline covers the body only: it is lifted once the body is in,
+	// since the connection's reads go on (net/http watches for the client
+	// leaving) while a long answer streams out. A writer that cannot set
+	// one (a test's recorder) reads without.
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(deadline) == nil {
+		defer func() {
+			if err == nil {
+				rc.SetReadDeadline(time.Time{})
+			}
+		}()
 	}
 	if n := r.ContentLength; n >= 0 {
 		// The length is known (and net/http reads no further): one buffer

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // referenceInspect is inspect as it was before the scanner: json.Unmarshal
@@ -360,7 +361,7 @@ func TestReadBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(tc.send))
 			r.ContentLength = tc.length
-			got, err := readBody(httptest.NewRecorder(), r, tc.limit)
+			got, err := readBody(httptest.NewRecorder(), r, tc.limit, time.Time{})
 			if !errors.Is(err, tc.err) || string(got) != tc.want {
 				t.Fatalf("got %d bytes, %v; want %d bytes, %v", len(got), err, len(tc.want), tc.err)
 			}

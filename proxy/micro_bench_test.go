@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/subpool/subpool/proxy/auth"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/subpool/subpool/proxy/auth"
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
@@ -127,7 +128,7 @@ func BenchmarkMicroReadBody(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8787/v1/messages", bytes.NewReader(body))
-		if _, err := readBody(httptest.NewRecorder(), r, 32<<20); err != nil {
+		if _, err := readBody(httptest.NewRecorder(), r, 32<<20, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,6 +56,10 @@ type Options struct {
 	AllowOrigins []string
 
 	MaxBody          int64           // default config.DefaultMaxBody
+	// BodyTimeout bounds the reading of one request body, so a client that
+	// stalls mid-upload does not hold a connection for ever; default
+	// DefaultBodyTimeout, long enough for a long conversation on a slow link.
+	BodyTimeout time.Duration
 	TransientBackoff []time.Duration // default policy.Defaults()
 	MaxAttempts      int             // default policy.Defaults(); waits are not attempts
 	SoleProviderMax  time.Duration   // longest cooldown waited out in-request
@@ -102,6 +106,9 @@ func New(o Options) *Proxy {
 	if o.Jitter == nil {
 		o.Jitter = jitter
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -114,6 +121,9 @@ func New(o Options) *Proxy {
 	}, o.MaxBody)
 	return p
 }
+
+// DefaultBodyTimeout is Options.BodyTimeout's default.
+const DefaultBodyTimeout = 5 * time.Minute
 
 // limits are the settings a reload of config.toml may change while the
 // proxy runs.

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +63,33 @@ func TestRealTimeTransientRetry(t *testing.T) {
 	resp, body := e.post("/v1/responses", `{"model":"gpt-5","input":"hi"}`)
 	if resp.StatusCode != 200 || e.up.Calls("key-o") != 3 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// A client that stalls mid-upload is cut off at the body deadline (issue
+// 27: a slow body upload had no deadline), with nothing sent upstream;
+// the deadline is lifted once a body is in, so a long answer after a
+// prompt body is not cut.
+func TestRealTimeStalledBodyIsCutOff(t *testing.T) {
+	e := newEnv(t, true, func(o *Options, _ *simOpts) { o.BodyTimeout = 300 * time.Millisecond })
+	e.key("anthropic", "key-a")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: %s\r\nContent-Length: 1000\r\n\r\n{\"model\":", testClientKey)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(conn); err != nil {
+		t.Fatalf("the connection was not closed by the server: %v", err)
+	}
+	if n := len(e.up.Requests()); n != 0 {
+		t.Fatalf("%d upstream calls for a body that never came", n)
+	}
+	// A whole body, then an answer that takes longer than the deadline.
+	e.up.Script("key-a", sim.Step{Delay: 600 * time.Millisecond})
+	resp, body := e.post("/v1/messages", msgBody)
+	if resp.StatusCode != 200 {
+		t.Fatalf("an answer slower than the body deadline: %d %s", resp.StatusCode, body)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/classify"
@@ -49,11 +51,17 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 // returns what the client got.
 func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64) outcome {
 	w, r := rq.client, rq.in
-	body, err := readBody(w, r, maxBody)
+	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
 	switch {
 	case errors.Is(err, errTooLarge):
 		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
 		return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The client stalled mid-upload: it is told, and the connection
+		// closes (its read deadline stays passed).
+		w.Header().Set("Connection", "close")
+		writeError(w, prov.Wire, http.StatusRequestTimeout, "the request body did not arrive in time; send it again", 0, mayRetry)
+		return outcome{status: http.StatusRequestTimeout, class: classRefused}
 	case err != nil:
 		// The client stopped sending: nothing to answer, nothing to cool.
 		return aborted("")
