@@ -55,11 +55,11 @@ type Options struct {
 	AllowRemote  bool
 	AllowOrigins []string
 
-	MaxBody          int64           // default config.DefaultMaxBody
+	MaxBody int64 // default config.DefaultMaxBody
 	// BodyTimeout bounds the reading of one request body, so a client that
 	// stalls mid-upload does not hold a connection for ever; default
 	// DefaultBodyTimeout, long enough for a long conversation on a slow link.
-	BodyTimeout time.Duration
+	BodyTimeout      time.Duration
 	TransientBackoff []time.Duration // default policy.Defaults()
 	MaxAttempts      int             // default policy.Defaults(); waits are not attempts
 	SoleProviderMax  time.Duration   // longest cooldown waited out in-request
