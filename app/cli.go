@@ -326,46 +326,38 @@ func utilWords(u *api.Utilization) string {
 	return strings.Join(parts, " ")
 }
 
-func cmdRemove(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return idVerb("remove", "Removes a credential and deletes its secret from the keychain.", "removed", args, stdout, stderr,
-		func(ctx context.Context, b admin.Backend, id string) error { return b.RemoveCredential(ctx, id) })
-}
+// The verbs that take one credential ID, each a call of one Backend method.
+var (
+	cmdRemove = idVerb("remove", "Removes a credential and deletes its secret from the keychain.", "removed", admin.Backend.RemoveCredential)
+	cmdPause  = idVerb("pause", "Stops using a credential until `subpool resume ID`.", "paused", admin.Backend.Pause)
+	cmdResume = idVerb("resume", "Uses a paused credential again.", "resumed", admin.Backend.Resume)
+	cmdReset  = idVerb("reset", "Clears a credential's cooldowns and payment parks now, e.g. after the plan renewed.", "reset", admin.Backend.Reset)
+)
 
-func cmdPause(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return idVerb("pause", "Stops using a credential until `subpool resume ID`.", "paused", args, stdout, stderr,
-		func(ctx context.Context, b admin.Backend, id string) error { return b.Pause(ctx, id) })
-}
-
-func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return idVerb("resume", "Uses a paused credential again.", "resumed", args, stdout, stderr,
-		func(ctx context.Context, b admin.Backend, id string) error { return b.Resume(ctx, id) })
-}
-
-func cmdReset(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return idVerb("reset", "Clears a credential's cooldowns and payment parks now, e.g. after the plan renewed.", "reset", args, stdout, stderr,
-		func(ctx context.Context, b admin.Backend, id string) error { return b.Reset(ctx, id) })
-}
-
-func idVerb(name, summary, done string, args []string, stdout, stderr io.Writer, op func(context.Context, admin.Backend, string) error) int {
-	f := newFlags(name, "ID [--home DIR]", summary)
-	home := f.String("home", "", "home folder")
-	if code, stop := f.parse(args, stdout, stderr); stop {
-		return code
+// idVerb makes the verb called name. The verb calls op with the one
+// credential ID it is given and prints done and the ID.
+func idVerb(name, summary, done string, op func(admin.Backend, context.Context, string) error) func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		f := newFlags(name, "ID [--home DIR]", summary)
+		home := f.String("home", "", "home folder")
+		if code, stop := f.parse(args, stdout, stderr); stop {
+			return code
+		}
+		if len(f.pos) != 1 {
+			fmt.Fprintf(stderr, "subpool %s: name one credential ID (see `subpool list`)\n", name)
+			return 2
+		}
+		id := f.pos[0]
+		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(b, ctx, id) })
+		if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
+			err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
+		}
+		if err != nil {
+			return fail(stderr, name, err)
+		}
+		fmt.Fprintf(stdout, "%s %s\n", done, id)
+		return 0
 	}
-	if len(f.pos) != 1 {
-		fmt.Fprintf(stderr, "subpool %s: name one credential ID (see `subpool list`)\n", name)
-		return 2
-	}
-	id := f.pos[0]
-	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(ctx, b, id) })
-	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
-		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
-	}
-	if err != nil {
-		return fail(stderr, name, err)
-	}
-	fmt.Fprintf(stdout, "%s %s\n", done, id)
-	return 0
 }
 
 func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
