@@ -10,6 +10,29 @@ display=${SCREENSHOT_DISPLAY:-:97}
 port=${SCREENSHOT_PORT:-18797}
 log=/tmp/subpool-screenshot-$port.log
 ulog=/tmp/subpool-screenshot-usage-$port.log
+# await LOG PATTERN...: waits up to 30 s for every PATTERN to stand in LOG.
+await() {
+  local log=$1 p missing
+  shift
+  for _ in $(seq 1 60); do
+    sleep 0.5
+    missing=
+    for p in "$@"; do grep -q "$p" "$log" || { missing=1; break; }; done
+    [ -z "$missing" ] && return 0
+  done
+  return 0
+}
+# shoot NAME OUT: saves the window whose xwininfo line holds NAME as OUT, or
+# the whole screen if none does. Never hand import a name: when none
+# matches it waits for a mouse click. Fyne's window is not always named for
+# xwininfo, so the empty screen is cut away.
+shoot() {
+  local win
+  win=$(DISPLAY=$display xwininfo -root -tree 2>/dev/null | awk -v name="$1" 'index($0, name) {print $1; exit}')
+  DISPLAY=$display import -window "${win:-root}" "$2"
+  convert "$2" -trim +repage "$2"
+  echo "saved $2"
+}
 Xvfb "$display" -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill $demo $xvfb 2>/dev/null || true' EXIT
@@ -19,19 +42,9 @@ demo=$!
 # The demo's story reaches its cooldowns and waits within ~15 s, and
 # claude-max's 5h window its 90 % warning, where the demo's reserve holds
 # it back, within ~20 s: the meters then show every level.
-for _ in $(seq 1 60); do
-  sleep 0.5
-  if grep -q "cooldown_started" "$log" && grep -q "capacity wait" "$log" &&
-     grep -q "usage_warning" "$log"; then break; fi
-done
+await "$log" "cooldown_started" "capacity wait" "usage_warning"
 sleep 2
-# The panel window if it can be found by name, else the whole screen. Never
-# hand import a name: when none matches it waits for a mouse click.
-win=$(DISPLAY=$display xwininfo -root -tree 2>/dev/null | awk '/"subpool"/ {print $1; exit}')
-DISPLAY=$display import -window "${win:-root}" "$out"
-# Fyne's window is not always named for xwininfo; cut the empty screen away.
-convert "$out" -trim +repage "$out"
-echo "saved $out"
+shoot '"subpool"' "$out"
 
 # The Usage tab (issue 16), from a second demo opened on it: the demo's
 # made-up past month shows at once, and its own requests add to the running
@@ -48,12 +61,6 @@ DISPLAY=$display SUBPOOL_TAB=usage dbus-run-session -- "$bin" demo --gui --liste
 demo=$!
 # A few of its requests finished (a rotation among them), and the tab has
 # read the history again after them.
-for _ in $(seq 1 60); do
-  sleep 0.5
-  if grep -q "cooldown_started" "$ulog"; then break; fi
-done
+await "$ulog" "cooldown_started"
 sleep 4
-win=$(DISPLAY=$display xwininfo -root -tree 2>/dev/null | awk '/"subpool/ {print $1; exit}')
-DISPLAY=$display import -window "${win:-root}" "$usage_out"
-convert "$usage_out" -trim +repage "$usage_out"
-echo "saved $usage_out"
+shoot '"subpool' "$usage_out"
