@@ -30,12 +30,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("serve", "[--listen ADDR] [--home DIR]", "Runs the proxy and the admin API in the foreground, logging to stderr. This is what the login service runs.")
 	listen := f.String("listen", "", "address to listen on (default: listen in config.toml)")
 	homeFlag := f.String("home", "", "home folder (default $SUBPOOL_HOME, else your config folder/subpool)")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) > 0 {
-		fmt.Fprintf(stderr, "subpool serve: unexpected argument %q (see `subpool serve --help`)\n", f.pos[0])
-		return 2
 	}
 	home, err := resolveHome(*homeFlag)
 	if err != nil {
@@ -187,12 +183,8 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("add-key", "PROVIDER --label L [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
 	label := f.String("label", "", "a name you will recognise, e.g. work")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one provider, e.g. `subpool add-key anthropic --label work`", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool add-key: name one provider, e.g. `subpool add-key anthropic --label work`")
-		return 2
 	}
 	if *label == "" {
 		fmt.Fprintln(stderr, "subpool add-key: --label is required, e.g. --label work")
@@ -340,12 +332,8 @@ func idVerb(name, summary, done string, op func(admin.Backend, context.Context, 
 	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		f := newFlags(name, "ID [--home DIR]", summary)
 		home := f.String("home", "", "home folder")
-		if code, stop := f.parse(args, stdout, stderr); stop {
+		if code, stop := f.parseArgs(args, 1, "name one credential ID (see `subpool list`)", stdout, stderr); stop {
 			return code
-		}
-		if len(f.pos) != 1 {
-			fmt.Fprintf(stderr, "subpool %s: name one credential ID (see `subpool list`)\n", name)
-			return 2
 		}
 		id := f.pos[0]
 		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(b, ctx, id) })
@@ -363,12 +351,8 @@ func idVerb(name, summary, done string, op func(admin.Backend, context.Context, 
 func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("env", "claude-code|codex|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key named after the tool (made on first use).")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one tool: claude-code, codex, opencode or shell", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool env: name one tool: claude-code, codex, opencode or shell")
-		return 2
 	}
 	tool := f.pos[0]
 	if _, ok := setupTools[tool]; !ok {

@@ -86,12 +86,8 @@ func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
 	f.Var(&provs, "providers", "providers the key may use (default: all)")
 	f.Var(&models, "models", "model patterns the key may ask for, '*' for any characters (default: all)")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one client, e.g. subpool client add aider", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool client add: name one client, e.g. subpool client add aider")
-		return 2
 	}
 	var added api.ClientAdded
 	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
@@ -155,12 +151,8 @@ func orAll(l []string) string {
 func cmdClientRevoke(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("client revoke", "NAME [--home DIR]", "Deletes a client key; the proxy refuses it from its next request.")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one client (see `subpool client list`)", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool client revoke: name one client (see `subpool client list`)")
-		return 2
 	}
 	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
 		return ops.RevokeClient(ctx, f.pos[0])

@@ -19,12 +19,8 @@ func cmdHistory(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	before := f.Int64("before", 0, "only requests older than this id (paging)")
 	asJSON := f.Bool("json", false, "print the page as JSON")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) > 0 {
-		fmt.Fprintf(stderr, "subpool history: unexpected argument %q (see `subpool history --help`)\n", f.pos[0])
-		return 2
 	}
 	if *n < 1 {
 		fmt.Fprintln(stderr, "subpool history: -n must be 1 or more")

@@ -43,12 +43,8 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	label := f.String("label", "", "a name you will recognise (default: the account's email)")
 	noBrowser := f.Bool("no-browser", false, "only print the address; do not open a browser")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one subscription: anthropic (Claude) or openai (ChatGPT)", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool login: name one subscription: anthropic (Claude) or openai (ChatGPT)")
-		return 2
 	}
 	provider, ok := subscriptionProvider(f.pos[0])
 	if !ok {
@@ -209,12 +205,8 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"The CLI keeps working: subpool re-reads its file before every refresh and writes the new tokens back (see docs/subscriptions.md).")
 	label := f.String("label", "", "a name you will recognise (default: the CLI and the account's email)")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one CLI: claude-code or codex", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 1 {
-		fmt.Fprintln(stderr, "subpool import: name one CLI: claude-code or codex")
-		return 2
 	}
 	var (
 		src      oauth.Source

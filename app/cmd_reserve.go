@@ -22,12 +22,8 @@ func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("reserve", "ID PERCENT|default [--home DIR]",
 		"Keeps PERCENT of a subscription's binding window (the 5h or weekly one that limits it) for your own use in claude.ai or ChatGPT: subpool stops sending to it at 100 - PERCENT % until that window resets. `default` follows [usage] reserve again.\nExample: subpool reserve a1b2c3 15")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 2, "name one credential ID and a percent, e.g. `subpool reserve ID 15` (see `subpool list`)", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 2 {
-		fmt.Fprintln(stderr, "subpool reserve: name one credential ID and a percent, e.g. `subpool reserve ID 15` (see `subpool list`)")
-		return 2
 	}
 	id, arg := f.pos[0], strings.TrimSuffix(strings.TrimSpace(f.pos[1]), "%")
 	percent := -1

@@ -29,12 +29,8 @@ func cmdUsage(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	asJSON := f.Bool("json", false, "print the report as JSON")
 	asCSV := f.Bool("csv", false, "print the rows as CSV")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) > 0 {
-		fmt.Fprintf(stderr, "subpool usage: unexpected argument %q (see `subpool usage --help`)\n", f.pos[0])
-		return 2
 	}
 	var rep api.UsageReport
 	err := withHistory(*home, func(ctx context.Context, h historySource) error {

@@ -141,6 +141,24 @@ func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
 	return 0, false
 }
 
+// parseArgs is parse for a verb that takes n positional arguments. Any
+// other number prints one line and exits 2: want, what the verb takes, or
+// for a verb that takes none, the first argument it did not expect.
+func (f *flagSet) parseArgs(args []string, n int, want string, stdout, stderr io.Writer) (int, bool) {
+	if code, done := f.parse(args, stdout, stderr); done {
+		return code, true
+	}
+	switch {
+	case len(f.pos) == n:
+		return 0, false
+	case n == 0:
+		fmt.Fprintf(stderr, "subpool %s: unexpected argument %q (see `subpool %s --help`)\n", f.cmd, f.pos[0], f.cmd)
+	default:
+		fmt.Fprintf(stderr, "subpool %s: %s\n", f.cmd, want)
+	}
+	return 2, true
+}
+
 func (f *flagSet) help(w io.Writer) {
 	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, f.summary)
 	var opts strings.Builder

@@ -35,12 +35,8 @@ func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"ChatGPT logins and API keys serve every tool. config.toml's [subscriptions] other_tools does the same as `all`.\n"+
 			"Example: subpool tools anthropic-1a2b3c all")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 2, "name one credential ID and `all` or `own`, e.g. `subpool tools ID all` (see `subpool list`)", stdout, stderr); done {
 		return code
-	}
-	if len(f.pos) != 2 {
-		fmt.Fprintln(stderr, "subpool tools: name one credential ID and `all` or `own`, e.g. `subpool tools ID all` (see `subpool list`)")
-		return 2
 	}
 	id, mode := f.pos[0], strings.ToLower(f.pos[1])
 	if mode != "all" && mode != "own" {
