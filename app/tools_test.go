@@ -15,49 +15,22 @@ import (
 	"github.com/subpool/subpool/proxy/events"
 )
 
-// credRecord and credDoc are credentials.json as the daemon writes it
-// (daemon/store.go), read and written here from outside.
-type credRecord struct {
-	ID         string    `json:"id"`
-	Provider   string    `json:"provider"`
-	Label      string    `json:"label"`
-	Kind       string    `json:"kind"`
-	Source     string    `json:"source,omitempty"`
-	Added      time.Time `json:"added"`
-	OtherTools bool      `json:"other_tools,omitempty"`
-}
-
-type credDoc struct {
-	Version     int          `json:"version"`
-	Credentials []credRecord `json:"credentials"`
-}
-
-const (
-	stateVersion    = 1
-	credentialsFile = "credentials.json"
-)
-
 // writeCreds puts credential records straight into a home, as a past
 // `subpool login` would have left them: `tools` and `list` need no secret.
-func writeCreds(t *testing.T, home string, recs ...credRecord) {
+func writeCreds(t *testing.T, home string, recs ...daemon.CredentialRecord) {
 	t.Helper()
-	b, _ := json.Marshal(credDoc{Version: stateVersion, Credentials: recs})
-	if err := os.WriteFile(filepath.Join(home, credentialsFile), b, 0o600); err != nil {
+	if err := daemon.WriteCredentials(home, recs); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func readCreds(t *testing.T, home string) []credRecord {
+func readCreds(t *testing.T, home string) []daemon.CredentialRecord {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(home, credentialsFile))
+	recs, err := daemon.ReadCredentials(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d credDoc
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d.Credentials
+	return recs
 }
 
 // With no proxy running, `subpool tools` writes the choice into
@@ -68,9 +41,9 @@ func TestToolsWithoutProxy(t *testing.T) {
 	home, _ := newHome(t, up, "")
 	now := time.Now().UTC()
 	writeCreds(t, home,
-		credRecord{ID: "anthropic-aaaaaa", Provider: "anthropic", Label: "Claude Max", Kind: api.KindOAuth, Added: now},
-		credRecord{ID: "openai-bbbbbb", Provider: "openai", Label: "ChatGPT Pro", Kind: api.KindOAuth, Added: now},
-		credRecord{ID: "anthropic-cccccc", Provider: "anthropic", Label: "work key", Kind: api.KindAPIKey, Added: now})
+		daemon.CredentialRecord{ID: "anthropic-aaaaaa", Provider: "anthropic", Label: "Claude Max", Kind: api.KindOAuth, Added: now},
+		daemon.CredentialRecord{ID: "openai-bbbbbb", Provider: "openai", Label: "ChatGPT Pro", Kind: api.KindOAuth, Added: now},
+		daemon.CredentialRecord{ID: "anthropic-cccccc", Provider: "anthropic", Label: "work key", Kind: api.KindAPIKey, Added: now})
 
 	serves := func() map[string]string {
 		t.Helper()

@@ -40,7 +40,7 @@ type core struct {
 	onRemove func(id string)
 
 	mu    sync.Mutex
-	creds []credRecord
+	creds []CredentialRecord
 	// subs is [subscriptions] as last loaded: the logins config.toml
 	// opens to every tool.
 	subs config.Subscriptions
@@ -80,7 +80,7 @@ func (c *core) load() error {
 	return nil
 }
 
-func (c *core) poolCred(r credRecord) pool.Credential {
+func (c *core) poolCred(r CredentialRecord) pool.Credential {
 	c.mu.Lock()
 	opened := c.subs.OpensToOthers(r.ID, r.Label)
 	c.mu.Unlock()
@@ -98,7 +98,7 @@ func (c *core) saveState() error {
 	return c.store.save(stateDoc{Pool: c.pool.State()})
 }
 
-func (c *core) record(id string) (credRecord, bool) {
+func (c *core) record(id string) (CredentialRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range c.creds {
@@ -106,7 +106,7 @@ func (c *core) record(id string) (credRecord, bool) {
 			return r, true
 		}
 	}
-	return credRecord{}, false
+	return CredentialRecord{}, false
 }
 
 // Status implements admin.Backend.
@@ -158,7 +158,7 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 	if c.store != nil {
 		if err := c.store.saveCreds(recs); err != nil {
 			c.mu.Lock()
-			c.creds = slices.DeleteFunc(c.creds, func(r credRecord) bool { return r.ID == rec.ID })
+			c.creds = slices.DeleteFunc(c.creds, func(r CredentialRecord) bool { return r.ID == rec.ID })
 			c.mu.Unlock()
 			keys.Delete(SecretKey(rec.ID))
 			return "", err
@@ -168,53 +168,53 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 	return rec.ID, nil
 }
 
-func (c *core) validateAdd(req api.AddCredential) (credRecord, string, error) {
+func (c *core) validateAdd(req api.AddCredential) (CredentialRecord, string, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", api.ErrBadRequest, fmt.Sprintf(format, a...))
 	}
 	if _, ok := c.cfg.Providers[req.Provider]; !ok {
-		return credRecord{}, "", bad("unknown provider %q (known: %s; custom ones are defined in config.toml)", req.Provider, strings.Join(c.cfg.ProviderNames(), ", "))
+		return CredentialRecord{}, "", bad("unknown provider %q (known: %s; custom ones are defined in config.toml)", req.Provider, strings.Join(c.cfg.ProviderNames(), ", "))
 	}
 	label := strings.TrimSpace(req.Label)
 	if label == "" {
-		return credRecord{}, "", bad("a label is required, e.g. --label work")
+		return CredentialRecord{}, "", bad("a label is required, e.g. --label work")
 	}
 	if len(label) > 64 || strings.ContainsAny(label, "\n\r\t") {
-		return credRecord{}, "", bad("the label must be one line of at most 64 characters")
+		return CredentialRecord{}, "", bad("the label must be one line of at most 64 characters")
 	}
 	var secret map[string]string
 	switch req.Kind {
 	case api.KindAPIKey:
 		k := strings.TrimSpace(req.Secret["key"])
 		if k == "" {
-			return credRecord{}, "", bad("the API key is empty")
+			return CredentialRecord{}, "", bad("the API key is empty")
 		}
 		if strings.ContainsAny(k, " \n\r\t") {
-			return credRecord{}, "", bad("the API key contains white space; paste only the key")
+			return CredentialRecord{}, "", bad("the API key contains white space; paste only the key")
 		}
 		secret = map[string]string{"key": k}
 	case api.KindOAuth:
 		if req.Secret["access_token"] == "" && req.Secret["refresh_token"] == "" {
-			return credRecord{}, "", bad("an oauth credential needs access_token or refresh_token")
+			return CredentialRecord{}, "", bad("an oauth credential needs access_token or refresh_token")
 		}
 		secret = req.Secret
 	default:
-		return credRecord{}, "", bad("kind must be %q or %q", api.KindAPIKey, api.KindOAuth)
+		return CredentialRecord{}, "", bad("kind must be %q or %q", api.KindAPIKey, api.KindOAuth)
 	}
 	switch req.Source {
 	case "", "claude-code", "codex":
 	default:
-		return credRecord{}, "", bad("source must be \"claude-code\" or \"codex\"")
+		return CredentialRecord{}, "", bad("source must be \"claude-code\" or \"codex\"")
 	}
 	b, _ := json.Marshal(secret)
-	rec := credRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC()}
+	rec := CredentialRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC()}
 	return rec, string(b), nil
 }
 
 // awaitingRelogin returns the id of a login of rec's provider and label
 // that is parked for re-login, if there is one: a new login with that
 // label is the user answering "log in again".
-func (c *core) awaitingRelogin(rec credRecord) string {
+func (c *core) awaitingRelogin(rec CredentialRecord) string {
 	if rec.Kind != api.KindOAuth {
 		return ""
 	}
@@ -237,7 +237,7 @@ func (c *core) RemoveCredential(ctx context.Context, id string) error {
 		return api.ErrNotFound
 	}
 	c.mu.Lock()
-	c.creds = slices.DeleteFunc(c.creds, func(r credRecord) bool { return r.ID == id })
+	c.creds = slices.DeleteFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id })
 	recs := slices.Clone(c.creds)
 	c.mu.Unlock()
 	if c.store != nil {

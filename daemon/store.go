@@ -17,9 +17,9 @@ import (
 // errLocked: another subpool process holds the home.
 var errLocked = errors.New("home is locked by another subpool process")
 
-// credRecord is a credential's metadata: everything but its secret, which
-// lives in the keychain under SecretKey(ID).
-type credRecord struct {
+// CredentialRecord is a credential's metadata: everything but its secret,
+// which lives in the keychain under SecretKey(ID).
+type CredentialRecord struct {
 	ID       string    `json:"id"`
 	Provider string    `json:"provider"`
 	Label    string    `json:"label"`
@@ -37,8 +37,8 @@ type credRecord struct {
 // when the user adds or removes one, apart from the state file, which
 // changes on every cooldown: damage to one never costs the other.
 type credDoc struct {
-	Version     int          `json:"version"`
-	Credentials []credRecord `json:"credentials"`
+	Version     int                `json:"version"`
+	Credentials []CredentialRecord `json:"credentials"`
 }
 
 // stateDoc is the state file: the pool's cooldowns, ladder steps, parks
@@ -70,7 +70,7 @@ func newStateStore(home string, logf func(string, ...any)) *stateStore {
 // loadCreds reads credentials.json. Unlike the state file, an unreadable
 // one is an error: starting without the user's credentials would look
 // like they were deleted.
-func (s *stateStore) loadCreds() ([]credRecord, error) {
+func (s *stateStore) loadCreds() ([]CredentialRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, err := os.ReadFile(s.creds)
@@ -87,7 +87,7 @@ func (s *stateStore) loadCreds() ([]credRecord, error) {
 	return d.Credentials, nil
 }
 
-func (s *stateStore) saveCreds(recs []credRecord) error {
+func (s *stateStore) saveCreds(recs []CredentialRecord) error {
 	b, err := json.MarshalIndent(credDoc{Version: stateVersion, Credentials: recs}, "", "  ")
 	if err != nil {
 		return err
@@ -95,6 +95,19 @@ func (s *stateStore) saveCreds(recs []credRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return writeFileAtomic(s.creds, append(b, '\n'), 0o600)
+}
+
+// ReadCredentials returns the records of a home's credentials.json, none
+// if it has none.
+func ReadCredentials(home string) ([]CredentialRecord, error) {
+	return newStateStore(home, nil).loadCreds()
+}
+
+// WriteCredentials replaces a home's credentials.json with recs, as a past
+// `subpool login` would have left it. It takes no lock: the home must be
+// one no process holds.
+func WriteCredentials(home string, recs []CredentialRecord) error {
+	return newStateStore(home, nil).saveCreds(recs)
 }
 
 // load reads the state file. One that is corrupt, or valid JSON this

@@ -22,7 +22,7 @@ func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
 		return fmt.Errorf("%w: %s is %s, which serves every tool already", api.ErrBadRequest, id, KindWords(api.CredentialStatus{Provider: rec.Provider, Kind: rec.Kind}))
 	}
 	c.mu.Lock()
-	i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id })
+	i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id })
 	if i < 0 {
 		c.mu.Unlock()
 		return api.ErrNotFound
@@ -38,7 +38,7 @@ func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
 	if c.store != nil {
 		if err := c.store.saveCreds(recs); err != nil {
 			c.mu.Lock()
-			if i := slices.IndexFunc(c.creds, func(r credRecord) bool { return r.ID == id }); i >= 0 {
+			if i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id }); i >= 0 {
 				c.creds[i].OtherTools = was
 			}
 			c.mu.Unlock()
@@ -67,7 +67,7 @@ func (c *core) setSubscriptions(s config.Subscriptions) {
 
 // readd gives the pool r's metadata again. When that changes which tools
 // the login serves, the pool's credential_updated event says so.
-func (c *core) readd(r credRecord) { c.pool.Add(c.poolCred(r)) }
+func (c *core) readd(r CredentialRecord) { c.pool.Add(c.poolCred(r)) }
 
 // warnUnmatchedSubs names, once per load, an other_tools entry that is no
 // credential's ID or label: most likely a typo, which would leave the
@@ -78,7 +78,7 @@ func (c *core) warnUnmatchedSubs() {
 	recs := slices.Clone(c.creds)
 	c.mu.Unlock()
 	for _, n := range names {
-		if !slices.ContainsFunc(recs, func(r credRecord) bool { return r.ID == n || r.Label == n }) {
+		if !slices.ContainsFunc(recs, func(r CredentialRecord) bool { return r.ID == n || r.Label == n }) {
 			c.logf("warning: config.toml [subscriptions] other_tools names %q, which is no credential's ID or label (`subpool list` shows them)", n)
 		}
 	}
