@@ -90,22 +90,10 @@ func (p *panel) update(v view.View) {
 	if total == 0 && v.Conn == view.Online {
 		objs = append(objs, p.empty)
 	}
-	seen := map[string]bool{}
-	for _, s := range v.Sections {
-		su := p.secs[s.Name]
-		if su == nil {
-			su = newSection(p)
-			p.secs[s.Name] = su
-		}
-		su.update(s)
-		seen[s.Name] = true
-		objs = append(objs, su.card)
-	}
-	for name := range p.secs {
-		if !seen[name] {
-			delete(p.secs, name)
-		}
-	}
+	objs = append(objs, reuse(p.secs, v.Sections,
+		func(s view.Section) string { return s.Name },
+		func() *sectionUI { return newSection(p) },
+		func(su *sectionUI, s view.Section) fyne.CanvasObject { su.update(s); return su.card })...)
 	p.setObjects(p.sections, objs)
 
 	if !slices.Equal(p.events, v.Events) {
@@ -168,24 +156,34 @@ func (s *sectionUI) update(sec view.Section) {
 	p.setText(s.notes, notes)
 	p.setVisible(s.notes, notes != "")
 
+	p.setObjects(s.rows, reuse(s.byID, sec.Rows,
+		func(r view.Row) string { return r.ID },
+		func() *rowUI { return newRow(s.p) },
+		func(ru *rowUI, r view.Row) fyne.CanvasObject { ru.update(r); return ru.box }))
+}
+
+// reuse returns the object show gives for each item, in order. Each key
+// keeps the widgets made for it (by build, the first time) across updates,
+// so a refresh does not rebuild them; a key no longer listed loses them.
+func reuse[I any, W any](by map[string]W, items []I, key func(I) string, build func() W, show func(W, I) fyne.CanvasObject) []fyne.CanvasObject {
 	var objs []fyne.CanvasObject
 	seen := map[string]bool{}
-	for _, r := range sec.Rows {
-		ru := s.byID[r.ID]
-		if ru == nil {
-			ru = newRow(s.p)
-			s.byID[r.ID] = ru
+	for _, it := range items {
+		k := key(it)
+		w, ok := by[k]
+		if !ok {
+			w = build()
+			by[k] = w
 		}
-		ru.update(r)
-		seen[r.ID] = true
-		objs = append(objs, ru.box)
+		seen[k] = true
+		objs = append(objs, show(w, it))
 	}
-	for id := range s.byID {
-		if !seen[id] {
-			delete(s.byID, id)
+	for k := range by {
+		if !seen[k] {
+			delete(by, k)
 		}
 	}
-	p.setObjects(s.rows, objs)
+	return objs
 }
 
 // rowUI is one credential.
