@@ -61,20 +61,29 @@ func (s oauthTokens) Save(id string, t oauth.Tokens) error {
 }
 
 func (s oauthTokens) raw(id string) (map[string]string, error) {
-	keys, err := s.keys()
+	return readSecret(s.keys, id,
+		"the login of %s is missing from the keychain; remove it and log in again",
+		"the login of %s in the keychain is damaged; remove it and log in again")
+}
+
+// readSecret reads credential id's secret from the keychain, the fields
+// api.AddCredential gave it. A secret that is missing or damaged is
+// auth.ErrRelogin, said by the format missing or damaged (given the id).
+func readSecret(keys func() (keychain.Store, error), id, missing, damaged string) (map[string]string, error) {
+	ks, err := keys()
 	if err != nil {
 		return nil, err
 	}
-	v, err := keys.Get(SecretKey(id))
+	v, err := ks.Get(SecretKey(id))
 	if errors.Is(err, keychain.ErrNotFound) {
-		return nil, fmt.Errorf("%w: the login of %s is missing from the keychain; remove it and log in again", auth.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: "+missing, auth.ErrRelogin, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("keychain: %w", err)
 	}
 	var m map[string]string
 	if err := json.Unmarshal([]byte(v), &m); err != nil {
-		return nil, fmt.Errorf("%w: the login of %s in the keychain is damaged; remove it and log in again", auth.ErrRelogin, id)
+		return nil, fmt.Errorf("%w: "+damaged, auth.ErrRelogin, id)
 	}
 	return m, nil
 }

@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -46,20 +44,11 @@ func (s *secrets) load(id string) (map[string]string, error) {
 	if v, ok := s.cache[id]; ok {
 		return v, nil
 	}
-	keys, err := s.keys()
+	v, err := readSecret(s.keys, id,
+		"the secret of %s is missing from the keychain; remove it and add it again",
+		"the secret of %s is damaged; remove it and add it again")
 	if err != nil {
 		return nil, err
-	}
-	raw, err := keys.Get(SecretKey(id))
-	if errors.Is(err, keychain.ErrNotFound) {
-		return nil, fmt.Errorf("%w: the secret of %s is missing from the keychain; remove it and add it again", auth.ErrRelogin, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("keychain: %w", err)
-	}
-	var v map[string]string
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return nil, fmt.Errorf("%w: the secret of %s is damaged; remove it and add it again", auth.ErrRelogin, id)
 	}
 	s.cache[id] = v
 	return v, nil
