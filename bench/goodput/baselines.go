@@ -10,6 +10,18 @@ import (
 // upstream attempts, like subpool's max_attempts.
 const baselineAttempts = 8
 
+// attemptOr sends r to key i and serves it if the key answers; a refusal
+// runs refused instead.
+func (e *env) attemptOr(r *request, i int, refused func()) {
+	e.attempt(r, i, func(a answer) {
+		if a.ok {
+			e.serve(r, nil)
+			return
+		}
+		refused()
+	})
+}
+
 // startRoundRobin: the next key in turn for every attempt; any refusal
 // moves on to the next key at once. No state, no waiting.
 func startRoundRobin(e *env) func(r *request) {
@@ -22,13 +34,7 @@ func startRoundRobin(e *env) func(r *request) {
 		}
 		i := next % e.sc.Creds
 		next++
-		e.attempt(r, i, func(a answer) {
-			if a.ok {
-				e.serve(r, nil)
-				return
-			}
-			try(r)
-		})
+		e.attemptOr(r, i, func() { try(r) })
 	}
 	return try
 }
@@ -71,11 +77,7 @@ func startFixed(e *env) func(r *request) {
 			return
 		}
 		next = pick + 1
-		e.attempt(r, pick, func(a answer) {
-			if a.ok {
-				e.serve(r, nil)
-				return
-			}
+		e.attemptOr(r, pick, func() {
 			until[pick] = later(until[pick], e.w.Now().Add(cool))
 			try(r, waited)
 		})
@@ -94,11 +96,7 @@ func startJitter(e *env) func(r *request) {
 	try = func(r *request) {
 		i := next % e.sc.Creds
 		next++
-		e.attempt(r, i, func(a answer) {
-			if a.ok {
-				e.serve(r, nil)
-				return
-			}
+		e.attemptOr(r, i, func() {
 			if r.tries >= baselineAttempts {
 				e.fail(r, "gave up: max attempts")
 				return
