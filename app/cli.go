@@ -163,6 +163,18 @@ func onHome[T any](homeFlag string, remote func(c *client.Client, home string, c
 	return fn(ctx, v)
 }
 
+// fromBackend is withBackend for a call that returns a value: it returns
+// what get returned.
+func fromBackend[T any](homeFlag string, get func(ctx context.Context, b admin.Backend) (T, error)) (T, error) {
+	var v T
+	err := withBackend(homeFlag, func(ctx context.Context, b admin.Backend) error {
+		var err error
+		v, err = get(ctx, b)
+		return err
+	})
+	return v, err
+}
+
 // withBackend runs fn against the running proxy, or, when none answers,
 // against the home opened in place under its lock (one writer at a time).
 func withBackend(homeFlag string, fn func(ctx context.Context, b admin.Backend) error) error {
@@ -199,11 +211,8 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key anthropic --label work`")
 		return 2
 	}
-	var id string
-	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
-		var err error
-		id, err = b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
-		return err
+	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
+		return b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
 	})
 	if err != nil {
 		return fail(stderr, "add-key", cleanAPIErr(err))
@@ -229,11 +238,8 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args, stdout, stderr); done {
 		return code
 	}
-	var st api.Status
-	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
-		var err error
-		st, err = b.Status(ctx)
-		return err
+	st, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (api.Status, error) {
+		return b.Status(ctx)
 	})
 	if err != nil {
 		return fail(stderr, "list", err)

@@ -89,11 +89,8 @@ func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parseArgs(args, 1, "name one client, e.g. subpool client add aider", stdout, stderr); done {
 		return code
 	}
-	var added api.ClientAdded
-	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
-		var err error
-		added, err = ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
-		return err
+	added, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) (api.ClientAdded, error) {
+		return ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
 	})
 	if err != nil {
 		return fail(stderr, "client add", err)
@@ -110,11 +107,8 @@ func cmdClientList(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parse(args, stdout, stderr); done {
 		return code
 	}
-	var list []api.ClientStatus
-	err := withBackend(*home, func(ctx context.Context, ops admin.Backend) error {
-		var err error
-		list, err = ops.Clients(ctx)
-		return err
+	list, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) ([]api.ClientStatus, error) {
+		return ops.Clients(ctx)
 	})
 	if err != nil {
 		return fail(stderr, "client list", err)

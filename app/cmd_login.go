@@ -98,11 +98,8 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if lbl == "" {
 		lbl = tok.Label(provider)
 	}
-	var id string
-	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
-		var err error
-		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret()})
-		return err
+	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
+		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret()})
 	})
 	if err != nil {
 		return fail(stderr, "login", cleanAPIErr(err))
@@ -247,11 +244,8 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			lbl = string(r[:64])
 		}
 	}
-	var id string
-	err = withBackend(*home, func(ctx context.Context, b admin.Backend) error {
-		var err error
-		id, err = b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Source: src.Kind, Secret: tok.Secret()})
-		return err
+	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
+		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Source: src.Kind, Secret: tok.Secret()})
 	})
 	if err != nil {
 		return fail(stderr, "import", cleanAPIErr(err))
