@@ -7,6 +7,7 @@ import (
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/proxy/admin"
+	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 )
 
@@ -22,6 +23,9 @@ func (s *Daemon) openHistory(home string, cfg config.Config, clk clock.Clock) (a
 	}
 	db, err := history.Open(filepath.Join(home, history.FileName), history.Options{
 		Days: cfg.History.Days, Prices: prices, Clock: clk, Logf: s.logf,
+		// A person must act on a full disk or a read-only file: the tray
+		// says so, as for any other problem.
+		Problem: func(p string) { s.hub.Emit(api.Event{Type: api.EventHistoryProblem, Reason: p}) },
 		Lookup: func(id string) (string, string) {
 			r, _ := s.core.record(id)
 			return r.Label, r.Kind

@@ -192,7 +192,7 @@ func (s *Daemon) Status(ctx context.Context) (api.Status, error) {
 		st.Clients, _ = s.clients.Clients(ctx)
 	}
 	if s.history != nil {
-		st.History = &api.HistoryStatus{Dropped: s.history.Dropped()}
+		st.History = &api.HistoryStatus{Dropped: s.history.Dropped(), Failed: s.history.Failed(), Held: s.history.Held(), Problem: s.history.Problem()}
 	}
 	return st, nil
 }

@@ -59,6 +59,10 @@ type Options struct {
 	Queue int
 	// Logf receives write failures; nil discards.
 	Logf func(string, ...any)
+	// Problem, when set, is told when writes start failing (problem in
+	// plain words: "the disk is full") and when they work again (""). It
+	// runs on the writer goroutine and must not block.
+	Problem func(problem string)
 }
 
 // DB is an open history. Emit, Usage, List, Sync and Dropped are safe for
@@ -81,6 +85,13 @@ type DB struct {
 	dropped      atomic.Int64 // this process's drops
 	droppedBase  int64        // drops recorded in the file before this process
 	droppedSaved int64        // this process's drops already in the file; writer only
+
+	// Rows that could not be written: held for the next batch (up to
+	// maxHeld), lost past that, and the cause in plain words while the
+	// writes fail.
+	failed  atomic.Int64
+	held    atomic.Int64
+	problem atomic.Pointer[string]
 
 	w writer // writer goroutine only (writer.go)
 }
@@ -196,6 +207,23 @@ func (d *DB) Emit(e api.Event) {
 	default:
 		d.dropped.Add(1)
 	}
+}
+
+// Failed is how many rows this process lost because they could not be
+// written (more than maxHeld waiting for the cause to go); Held how many
+// wait to be written again; Problem the cause while writes fail, "" once
+// one works.
+func (d *DB) Failed() int64 { return d.failed.Load() }
+
+// Held: see Failed.
+func (d *DB) Held() int64 { return d.held.Load() }
+
+// Problem: see Failed.
+func (d *DB) Problem() string {
+	if p := d.problem.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Dropped is how many rows were dropped for a full queue, in this process

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -56,14 +58,25 @@ func (d *DB) writeLoop() {
 	defer gather.Stop()
 	gathering := false
 	var acks []chan error
+	var retry []api.Event // rows a failed commit left, tried again first
 	flush := func() {
 		d.drain(&batch)
+		if len(retry) > 0 {
+			batch = append(retry, batch...)
+			retry = nil
+		}
 		err := d.commit(batch)
 		if err != nil {
-			d.o.Logf("history: %d rows not written: %v", len(batch), err)
+			retry = d.failedBatch(batch, err)
+		} else {
+			d.recovered()
 		}
-		clear(batch) // let the rows' strings be collected while the writer idles
-		batch = batch[:0]
+		if retry == nil {
+			clear(batch) // let the rows' strings be collected while the writer idles
+			batch = batch[:0]
+		} else {
+			batch = make([]api.Event, 0, batchRows)
+		}
 		for _, a := range acks {
 			a <- err
 		}
@@ -331,4 +344,55 @@ func (d *DB) prune() {
 	if _, err := d.Prune(context.Background()); err != nil {
 		d.o.Logf("history: retention: %v", err)
 	}
+}
+
+// maxHeld bounds the rows kept for another try while writes fail: about
+// what a busy minute brings, so a full disk costs memory only that far.
+const maxHeld = 4096
+
+// failedBatch keeps the rows of a commit that failed for the next one,
+// up to maxHeld (the oldest past that are lost and counted), and says the
+// cause once, when the writes start failing. Writer goroutine only.
+func (d *DB) failedBatch(rows []api.Event, err error) []api.Event {
+	if n := len(rows) - maxHeld; n > 0 {
+		d.failed.Add(int64(n))
+		rows = rows[n:]
+	}
+	d.held.Store(int64(len(rows)))
+	p := problemWords(err)
+	if old := d.problem.Load(); old == nil || *old != p {
+		d.problem.Store(&p)
+		d.o.Logf("history: rows not written, %d kept for another try: %v", len(rows), err)
+		if d.o.Problem != nil {
+			d.o.Problem(p)
+		}
+	}
+	return rows
+}
+
+// recovered clears the problem once a commit worked. Writer goroutine only.
+func (d *DB) recovered() {
+	d.held.Store(0)
+	if d.problem.Swap(nil) != nil {
+		d.o.Logf("history: writing again")
+		if d.o.Problem != nil {
+			d.o.Problem("")
+		}
+	}
+}
+
+// problemWords says why a write failed in words a person can act on.
+func problemWords(err error) string {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "disk is full") || strings.Contains(msg, "no space left"):
+		return "the disk is full: free some space, and the rows kept meanwhile are written"
+	case errors.Is(err, syscall.EROFS) || strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only"):
+		return "the history file is read-only: make it writable (" + FileName + " in the home)"
+	}
+	msg = err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return "the history cannot be written: " + msg
 }

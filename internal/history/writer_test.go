@@ -2,11 +2,17 @@ package history
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/subpool/subpool/proxy/api"
 )
 
 // The writer keeps its connection from batch to batch; a batch that fails
-// on it must not fail the ones after.
+// on it must not fail the ones after, and its rows are written with the
+// next (issue 27: failed writes are tried again).
 func TestWriterRecoversFromALostConnection(t *testing.T) {
 	d := open(t, Options{})
 	d.Emit(finished(t0, "m"))
@@ -18,7 +24,63 @@ func TestWriterRecoversFromALostConnection(t *testing.T) {
 	}
 	d.Emit(finished(t0, "m"))
 	sync_(t, d)
-	if got := count(t, d, "1=1"); got != 2 {
-		t.Fatalf("rows = %d, want 2: the first and the last", got)
+	if got := count(t, d, "1=1"); got != 3 {
+		t.Fatalf("rows = %d, want 3: the one whose batch failed written with the last", got)
+	}
+}
+
+// Rows that cannot be written (the file read-only, as SQLite's query_only
+// makes it) are kept and counted, the cause is said once in plain words,
+// and once writes work again the kept rows are written and the problem
+// clears (issue 27: with the database read-only, rows were lost with a
+// log line each while status said nothing).
+func TestWriteFailuresAreKeptCountedAndSaid(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	d := open(t, Options{Problem: func(p string) { mu.Lock(); said = append(said, p); mu.Unlock() }})
+	d.Emit(finished(t0, "m"))
+	sync_(t, d)
+	// The writer is idle (Sync returned) and holds its connection: the
+	// pragma goes on it, and with one connection in the pool the writer
+	// gets the same one back after each failure.
+	if _, err := d.w.conn.ExecContext(context.Background(), "PRAGMA query_only = ON"); err != nil {
+		t.Fatal(err)
+	}
+	d.sql.SetMaxOpenConns(1)
+	for range 2 {
+		d.Emit(finished(t0, "m"))
+		if err := d.Sync(context.Background()); err == nil {
+			t.Fatal("a batch was committed to a read-only database")
+		}
+	}
+	if p := d.Problem(); !strings.Contains(p, "read-only") || d.Held() != 2 || d.Failed() != 0 {
+		t.Fatalf("problem %q, held %d, failed %d: want read-only, 2 held, none lost", p, d.Held(), d.Failed())
+	}
+	if _, err := d.sql.Exec("PRAGMA query_only = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	d.sql.SetMaxOpenConns(0) // readers again beside the writer's connection
+	d.Emit(finished(t0, "m"))
+	sync_(t, d)
+	if got := count(t, d, "1=1"); got != 4 {
+		t.Fatalf("rows = %d, want 4: the kept ones written once the file could be", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d.Problem() != "" || d.Held() != 0 || len(said) != 2 || !strings.Contains(said[0], "read-only") || said[1] != "" {
+		t.Fatalf("problem %q, held %d, said %q: want it said once and cleared once", d.Problem(), d.Held(), said)
+	}
+}
+
+// Past maxHeld, the oldest kept rows are lost and counted.
+func TestHeldRowsAreBounded(t *testing.T) {
+	d := open(t, Options{})
+	rows := make([]api.Event, maxHeld+3)
+	kept := d.failedBatch(rows, errors.New("disk I/O error"))
+	if len(kept) != maxHeld || d.Failed() != 3 || d.Held() != maxHeld {
+		t.Fatalf("kept %d, failed %d, held %d", len(kept), d.Failed(), d.Held())
+	}
+	if p := d.Problem(); !strings.Contains(p, "disk I/O error") {
+		t.Fatalf("problem %q", p)
 	}
 }

@@ -43,9 +43,14 @@ type Status struct {
 }
 
 // HistoryStatus is the request history's writer: rows it had to drop
-// rather than slow a request (its queue was full), since the file was made.
+// rather than slow a request (its queue was full), since the file was
+// made; and while its writes fail, why (Problem), the rows waiting to be
+// written (Held) and those lost past that bound (Failed).
 type HistoryStatus struct {
-	Dropped int64 `json:"dropped"`
+	Dropped int64  `json:"dropped"`
+	Failed  int64  `json:"failed"`
+	Held    int64  `json:"held,omitempty"`
+	Problem string `json:"problem,omitempty"`
 }
 
 // ProviderStatus is one pool.

@@ -8,6 +8,10 @@ const (
 	EventClientRevoked  EventType = "client_revoked"  // Client: its name
 	EventConfigReloaded EventType = "config_reloaded" // Reason: what applied now, and what waits for a restart
 	EventConfigRejected EventType = "config_rejected" // Reason: the error, naming the key; the running config stays
+	// EventHistoryProblem: the request history cannot be written (Reason:
+	// why, in plain words), or can again (Reason empty). The rows wait
+	// meanwhile, up to a bound; status.history counts them.
+	EventHistoryProblem EventType = "history_problem"
 )
 
 // ClientStatus is one client key, by name: never the key itself.

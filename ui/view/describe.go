@@ -60,6 +60,12 @@ var describers = map[api.EventType]describer{
 	api.EventConfigRejected: func(_ *Model, ev api.Event, _ string) string {
 		return "config.toml edit refused, the running config stays" + paren(ev.Reason)
 	},
+	api.EventHistoryProblem: func(_ *Model, ev api.Event, _ string) string {
+		if ev.Reason == "" {
+			return "request history is being saved again"
+		}
+		return "request history is not being saved" + paren(ev.Reason)
+	},
 	api.EventClientAdded: func(_ *Model, ev api.Event, _ string) string {
 		return "client key " + quoted(ev.Client) + " added"
 	},

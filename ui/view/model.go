@@ -147,6 +147,10 @@ func (m *Model) Apply(ev api.Event, now time.Time) []Notice {
 		usage = m.usageWarning(ev, now)
 	case api.EventConfigRejected:
 		usage = []Notice{configRejected(ev)}
+	case api.EventHistoryProblem:
+		if ev.Reason != "" {
+			usage = []Notice{historyProblem(ev)}
+		}
 	}
 	if line != "" {
 		m.recent[m.recentN%MaxRecent] = m.stamp(ev.Time) + " " + line
@@ -206,6 +210,11 @@ func (m *Model) fold(ev api.Event, now time.Time) {
 		}
 	case api.EventUsageUpdated:
 		m.usageUpdated(ev)
+	case api.EventHistoryProblem:
+		if m.status.History == nil {
+			m.status.History = &api.HistoryStatus{}
+		}
+		m.status.History.Problem = ev.Reason
 	}
 }
 

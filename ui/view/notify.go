@@ -86,6 +86,14 @@ func configRejected(ev api.Event) Notice {
 	}
 }
 
+func historyProblem(ev api.Event) Notice {
+	return Notice{
+		Key:   "history/problem",
+		Title: "Request history is not being saved",
+		Body:  "Because " + ev.Reason + ". Requests are served as usual; their rows wait, and are written once this is fixed.",
+	}
+}
+
 func quoted(s string) string { return "\u201c" + s + "\u201d" }
 
 func reloginNotice(p *api.ProviderStatus, c *api.CredentialStatus, park *api.Park) Notice {

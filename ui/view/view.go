@@ -246,12 +246,20 @@ func (m *Model) summary(address string, n badgeCounts) (summary, banner string) 
 		return "admin token refused", fmt.Sprintf("The proxy at %s refused subpool's admin token, so nothing here can be changed. "+
 			"It probably runs with another home: start the tray with the proxy's --home.", address)
 	}
+	if h := m.status.History; h != nil && h.Problem != "" {
+		// Online, the banner says what a person must fix that is no
+		// credential's.
+		banner = "Request history is not being saved: " + h.Problem + "."
+		if h.Failed > 0 {
+			banner += fmt.Sprintf(" %d rows were lost.", h.Failed)
+		}
+	}
 	if n.total == 0 {
-		return "no credentials: add one", ""
+		return "no credentials: add one", banner
 	}
 	return joinNonEmpty(" · ",
 		countWord(n.ready, "ready"), countWord(n.cool, "cooling"), countWord(n.held, "held by reserve"), countWord(n.login, "needs a login"),
-		countWord(n.pay, "payment"), countWord(n.paused, "paused")), ""
+		countWord(n.pay, "payment"), countWord(n.paused, "paused")), banner
 }
 
 func countWord(n int, word string) string {
