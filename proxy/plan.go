@@ -121,6 +121,11 @@ func (s *serving) runOn(t policy.Target) (*run, error) {
 	if s.ran != nil && t.Rung == first {
 		return s.ran, nil
 	}
+	if t.Rung == first && t.Model == rn.model {
+		// The request as it came: its own run serves it.
+		s.ran = rn
+		return rn, nil
+	}
 	body := rn.body
 	if t.Model != rn.model {
 		b, err := withModel(rn.body, t.Model)
