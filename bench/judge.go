@@ -159,14 +159,18 @@ func judgeGoodput(gs []goodput.Result) []Target {
 		What: "wasted calls (into an announced cooldown), every scenario that announces resets",
 		Goal: "0", Measured: m, Met: wasted == 0})
 	if s, ok := gp["outage"]["subpool"]; ok {
-		add(Target{ID: "amplification-outage", Group: "goodput", Source: "brief",
-			What:     "load amplification, 60 s pool-wide bare 429, requests arriving during it",
+		// Issue 27 settled the outage rule: fast recovery wins, so
+		// amplification counts over the whole run (the probes that find
+		// the end early are what a run with an outage pays), and the first
+		// success comes within 2 s of the end.
+		add(Target{ID: "amplification-outage", Group: "goodput", Source: "issue 27",
+			What:     "load amplification over a 30 min run with a 60 s pool-wide bare 429",
 			Goal:     "≤ 1.1×",
-			Measured: fmt.Sprintf("%.2f× (whole 30 min run %.2f×)", s.OutageAmplification, s.Amplification),
-			Met:      s.OutageAmplification <= 1.1})
-		add(Target{ID: "outage-recovery", Group: "goodput", Source: "§6",
-			What: "pool-wide 429 for W s: first success after it ends", Goal: "≤ 1 s",
-			Measured: fmt.Sprintf("%.1f s", s.Recovery), Met: s.Recovery <= 1})
+			Measured: fmt.Sprintf("%.2f× (requests arriving during the outage %.2f×)", s.Amplification, s.OutageAmplification),
+			Met:      s.Amplification <= 1.1})
+		add(Target{ID: "outage-recovery", Group: "goodput", Source: "issue 27",
+			What: "pool-wide 429 for W s: first success after it ends", Goal: "≤ 2 s",
+			Measured: fmt.Sprintf("%.1f s", s.Recovery), Met: s.Recovery <= 2})
 	}
 	for _, name := range []string{"steady-announced", "steady-silent", "steady-5h"} {
 		s, ok := gp[name]["subpool"]
