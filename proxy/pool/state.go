@@ -16,8 +16,13 @@ const StateVersion = 1
 var ErrStateVersion = errors.New("unsupported pool state version")
 
 // State is what the pool keeps across a restart: cooldowns, ladder
-// memory, parks and pauses. Not counters, utilization or anything
-// secret; credentials themselves are the owner's (config and keychain).
+// memory, parks, pauses and the usage counters. Not utilization (the
+// upstream says it again) or anything secret; credentials themselves are
+// the owner's (config and keychain).
+//
+// The counters change with every request, so they do not call OnChange:
+// they go into the file with the next change that does, and on stop. A
+// crash loses at most the requests counted since that write.
 // It encodes to JSON as is; the owner writes it (atomically) when
 // OnChange says so.
 type State struct {
@@ -35,6 +40,9 @@ type CredentialState struct {
 	// Reserve is the credential's own reserve in percent (SetReserve),
 	// absent when it follows [usage] reserve.
 	Reserve *int `json:"reserve,omitempty"`
+	// Counters are the credential's requests, errors and rate limits since
+	// it was added (CONTRACT.md: the state file keeps usage counters).
+	Counters *api.Counters `json:"counters,omitempty"`
 }
 
 // ProviderState is a provider's shared cooldown and its ladder.
@@ -89,7 +97,11 @@ func (p *Pool) State() State {
 				cs.Ladders = append(cs.Ladders, LadderState{Scope: k.scope(), Model: m, Hits: mem.hits, LastHit: mem.last})
 			}
 		}
-		if cs.Paused || len(cs.Parks) > 0 || len(cs.Cooldowns) > 0 || len(cs.Ladders) > 0 || cs.Reserve != nil {
+		if c.counters != (api.Counters{}) {
+			n := c.counters
+			cs.Counters = &n
+		}
+		if cs.Paused || len(cs.Parks) > 0 || len(cs.Cooldowns) > 0 || len(cs.Ladders) > 0 || cs.Reserve != nil || cs.Counters != nil {
 			if s.Credentials == nil {
 				s.Credentials = map[string]CredentialState{}
 			}
@@ -165,6 +177,9 @@ func (p *Pool) Restore(s State) error {
 // its saved state. Requires p.mu.
 func (p *Pool) restoreCred(c *cred, cs CredentialState, now time.Time) {
 	c.paused = cs.Paused
+	if cs.Counters != nil {
+		c.counters = *cs.Counters
+	}
 	if cs.Reserve != nil {
 		u := c.usageLocked()
 		u.reserve, u.set = min(max(*cs.Reserve, 0), 99), true
