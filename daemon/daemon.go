@@ -370,13 +370,22 @@ func (s *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTrip
 	s.watchReload()
 }
 
+// saveRetry is how soon a state write that failed (a full disk, a
+// read-only home) is tried again when nothing else changes meanwhile.
+var saveRetry = 5 * time.Second
+
 // saveLoop writes the state file after changes, at most every 200 ms, so a
-// burst of cooldowns costs one write.
+// burst of cooldowns costs one write. A write that failed is tried again
+// every saveRetry until one works, so the cooldown it held reaches the
+// file once the cause is gone, not only at the next change (issue 27).
 func (s *Daemon) saveLoop() {
 	defer close(s.saveDone)
+	var retry <-chan time.Time
+	failing := false
 	for {
 		select {
 		case <-s.saveCh:
+		case <-retry:
 		case <-s.stopSave:
 			return
 		}
@@ -385,8 +394,17 @@ func (s *Daemon) saveLoop() {
 		case <-s.stopSave:
 			return
 		}
-		if err := s.core.saveState(); err != nil {
-			s.logf("warning: %v", err)
+		retry = nil
+		err := s.core.saveState()
+		switch {
+		case err != nil:
+			if !failing {
+				s.logf("warning: %v; trying again every %s", err, saveRetry)
+			}
+			failing, retry = true, time.After(saveRetry)
+		case failing:
+			failing = false
+			s.logf("the state file is written again")
 		}
 	}
 }
