@@ -37,6 +37,11 @@ type request struct {
 	ctx    context.Context
 	start  time.Time
 	info   requestInfo
+	// plain is the body decoded when the client sent it compressed
+	// (Content-Encoding: gzip): read for the model, and sent in its place
+	// where the body is rewritten (an alias's model, a translation). nil
+	// when the body came as it is.
+	plain []byte
 	// tool is the tool the request comes from (api.ToolClaudeCode…), by
 	// its User-Agent: a subscription login serves only its own tool.
 	tool string
@@ -94,6 +99,9 @@ type run struct {
 	// noWait: another target of the request may serve, so this run gives
 	// up at once when its pool has nothing ready instead of waiting for it.
 	noWait bool
+	// decoded: body is the request's plain form of a compressed body, so
+	// the client's Content-Encoding does not go with it.
+	decoded bool
 }
 
 // loop runs attempts until the client has an answer or has left (ex nil,

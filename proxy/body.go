@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
@@ -52,6 +54,35 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, deadline time
 		return nil, errTooLarge
 	}
 	return b, err
+}
+
+// errNotGzip is a body that says gzip and is not.
+var errNotGzip = errors.New("the body is not gzip")
+
+// gunzip decodes a gzip request body, bounded by limit: the proxy reads a
+// compressed body's model as it reads a plain one's, and a body that
+// decodes past max_body is refused as one sent that large would be.
+func gunzip(body []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, errNotGzip
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, errNotGzip
+	}
+	if int64(len(out)) > limit {
+		return nil, errTooLarge
+	}
+	return out, nil
+}
+
+// jsonBody is the request's body as JSON: decoded when it came compressed.
+func (rq *request) jsonBody(body []byte) []byte {
+	if rq.plain != nil {
+		return rq.plain
+	}
+	return body
 }
 
 // requestInfo is what routing and selection need from a body: parsed once,

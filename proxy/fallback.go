@@ -42,7 +42,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	}
 	d := &detour{
 		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream,
-		src: rn.body, bodies: map[translate.Target]translated{}, logf: p.o.Logf,
+		src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: p.o.Logf,
 	}
 	d.upath = d.targetPath(rn.upath)
 	body, err := d.prepare(p.o.Pool.Status(to.Name))
@@ -63,6 +63,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	}
 	tr := rn.request.newRun(fw, d.request(rn.r), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
 	tr.noWait = !t.MayWait
+	tr.decoded = rn.plain != nil // the detour sends the plain body, rewritten
 	d.run = tr
 	res, ex := tr.loop()
 	if ex != nil && !fw.committed {

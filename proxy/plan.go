@@ -126,15 +126,16 @@ func (s *serving) runOn(t policy.Target) (*run, error) {
 		s.ran = rn
 		return rn, nil
 	}
-	body := rn.body
+	body, decoded := rn.body, false
 	if t.Model != rn.model {
-		b, err := withModel(rn.body, t.Model)
+		b, err := withModel(rn.jsonBody(rn.body), t.Model)
 		if err != nil {
 			return nil, err
 		}
-		body = b
+		body, decoded = b, rn.plain != nil
 	}
 	tr := rn.request.newRun(rn.w, rn.r, rn.prov, rn.upath, body, t.Model, rn.auth)
+	tr.decoded = decoded
 	if t.Rung == first {
 		s.ran = tr
 	}

@@ -61,6 +61,9 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 		return nil, err
 	}
 	out.Header = outboundHeader(rn.r.Header, au.Header)
+	if rn.decoded {
+		out.Header.Del("Content-Encoding")
+	}
 	if rn.body != nil {
 		out.ContentLength = int64(len(rn.body))
 		b := rn.body

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -66,7 +67,20 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		// The client stopped sending: nothing to answer, nothing to cool.
 		return aborted("")
 	}
-	rq.info = inspect(r.Header, body)
+	view := body
+	if strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") && len(body) > 0 {
+		plain, err := gunzip(body, maxBody)
+		switch {
+		case errors.Is(err, errTooLarge):
+			writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
+			return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
+		case err == nil:
+			rq.plain, view = plain, plain
+		}
+		// A body that says gzip and is not goes on as it came: the
+		// upstream judges it.
+	}
+	rq.info = inspect(r.Header, view)
 	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
 	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
 	if refused != nil {
