@@ -320,6 +320,15 @@ func judgeOverhead(o *Overhead) []Target {
 			Measured: fmt.Sprintf("%s (anonymous %s, file-backed %s; bare %s)", mib(s.Total), mib(s.Anon), mib(s.File), mib(mb.IdleRSS)),
 			Value:    num(float64(s.Total) / (1 << 20)), Limit: 15})
 	}
+	if ms.After > 0 && ms.Base > 0 {
+		// Issue 27: after a load ends, memory goes back.
+		r := float64(ms.After) / float64(ms.Base)
+		add(Target{ID: "rss-after-load", Group: "overhead", Source: "issue 27",
+			What:     fmt.Sprintf("RSS of `subpool serve` a minute after %d slow streams ended", ms.Streams),
+			Goal:     "≤ 2 × its idle RSS before them",
+			Measured: fmt.Sprintf("%s after, %s idle before, %s at the peak → %.2f×", mib(ms.After), mib(ms.Base), mib(ms.Peak), r),
+			Value:    num(r), Limit: 2})
+	}
 	return ts
 }
 

@@ -367,6 +367,7 @@ func (s *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTrip
 		u.run(rctx)
 	}()
 	go s.saveLoop()
+	go s.releaseWhenIdle(rctx)
 	s.watchReload()
 }
 
