@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"runtime/debug"
-	"runtime/metrics"
 	"time"
 )
 
@@ -12,45 +11,51 @@ import (
 // with nothing allocating, no collection comes to give it back, and the
 // runtime's scavenger returns it slowly (issue 27: RSS stayed at its
 // 98 MiB peak a minute after 200 streams ended, from 17 MiB idle). A
-// background service on a laptop should hold what it needs, so once no
-// request has been in flight for a while and the heap keeps much free
-// memory, it is handed back to the system.
+// background service on a laptop should hold what it needs, so once a
+// load has ended and nothing has been in flight for a while, a collection
+// runs and the heap it frees goes back to the system. (The free heap is no
+// guide before that collection: the dead streams' buffers still count as
+// objects until one runs.)
 const (
 	idleCheckEvery = 5 * time.Second
 	// idleChecks in a row with nothing in flight before memory goes back:
 	// a pause between two bursts keeps the heap for the next one.
 	idleChecks = 3
-	// idleFreeBytes is the free heap worth a forced collection.
-	idleFreeBytes = 8 << 20
+	// lateChecks: once more, after the kept-alive connections the load
+	// left have closed (the server's IdleTimeout, 30 s), with their
+	// buffers.
+	lateChecks = 9
 )
 
 // memRelease is the idle watcher's state: how many checks in a row saw
-// nothing in flight, and whether memory already went back since the last
-// request.
+// nothing in flight, and whether a request was seen since (a process that
+// served nothing has nothing to give back).
 type memRelease struct {
-	idle     int
-	released bool
+	idle int
+	busy bool
 }
 
-// check says, for what one check saw, whether to hand memory back now.
-func (m *memRelease) check(inFlight int64, freeHeap uint64) bool {
+// check says, for what one check saw, whether to hand memory back now:
+// at idleChecks and at lateChecks checks of a quiet spell after a load.
+func (m *memRelease) check(inFlight int64) bool {
 	if inFlight > 0 {
-		m.idle, m.released = 0, false
+		m.idle, m.busy = 0, true
 		return false
 	}
 	m.idle++
-	if m.released || m.idle < idleChecks || freeHeap < idleFreeBytes {
+	if !m.busy {
 		return false
 	}
-	m.released = true
-	return true
+	if m.idle >= lateChecks {
+		m.busy = false
+	}
+	return m.idle == idleChecks || m.idle == lateChecks
 }
 
 // releaseWhenIdle runs the watcher until ctx ends.
 func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 	t := time.NewTicker(idleCheckEvery)
 	defer t.Stop()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
 	var m memRelease
 	for {
 		select {
@@ -58,12 +63,7 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		metrics.Read(sample)
-		var free uint64
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			free = sample[0].Value.Uint64()
-		}
-		if m.check(s.proxy.InFlight(), free) {
+		if m.check(s.proxy.InFlight()) {
 			debug.FreeOSMemory()
 		}
 	}
