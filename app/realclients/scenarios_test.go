@@ -64,15 +64,12 @@ func TestRealClients(t *testing.T) {
 		took := time.Since(start)
 		aCalls, _ := up.callsBy(a)
 		bCalls, bOK := up.callsBy(b)
-		t.Logf("answer in %s (bound 30 s); upstream calls: first key %d (429), second key %d (%d answered 200)", took.Round(time.Millisecond), aCalls, bCalls, bOK)
+		t.Logf("answer in %s (the client is killed at 60 s); upstream calls: first key %d (429), second key %d (%d answered 200)", took.Round(time.Millisecond), aCalls, bCalls, bOK)
 		if r.err != nil || !strings.Contains(r.stdout, "pong-from-sim") {
 			t.Fatalf("no answer: %s\nupstream:%s", r, up.describe())
 		}
 		if aCalls != 1 || bOK < 1 || len(up.modelCalls()) != aCalls+bCalls {
 			t.Fatalf("want one 429 on the first key and the answer from the second:%s", up.describe())
-		}
-		if took > 30*time.Second {
-			t.Fatalf("took %s", took)
 		}
 	})
 
@@ -89,15 +86,12 @@ func TestRealClients(t *testing.T) {
 		took := ans.took()
 		calls, ok := up.callsBy(k)
 		asked, _ := s.clientRequests()
-		t.Logf("answer in %s (bound 15 s); upstream calls %d (2×529, then 200: want 3), x-subpool-attempts %s; requests the SDK made %d (want 1)", took.Round(time.Millisecond), calls, ans.Attempts, asked)
+		t.Logf("answer in %s (the client is killed at 60 s); upstream calls %d (2×529, then 200: want 3), x-subpool-attempts %s; requests the SDK made %d (want 1)", took.Round(time.Millisecond), calls, ans.Attempts, asked)
 		if !ans.OK || !strings.Contains(ans.Text, "pong-from-sim") || ans.Credential != id {
 			t.Fatalf("no answer from %s: %+v %s\nupstream:%s", id, ans, r, up.describe())
 		}
 		if calls != 3 || ok != 1 || asked != 1 {
 			t.Fatalf("want 2 overloads and one answer upstream, all on the one key, for one request of the SDK (it made %d):%s", asked, up.describe())
-		}
-		if took > 15*time.Second {
-			t.Fatalf("took %s", took)
 		}
 	})
 
@@ -114,7 +108,7 @@ func TestRealClients(t *testing.T) {
 		r := s.claude(t, 60*time.Second, "say hi")
 		took := time.Since(start)
 		calls, _ := up.callsBy(k)
-		t.Logf("shown in %s (bound 15 s), exit %v; upstream calls %d (want 1: nothing retries a bad request)\nshown: %s", took.Round(time.Millisecond), r.err, calls, strings.TrimSpace(r.shown()))
+		t.Logf("shown in %s (the client is killed at 60 s), exit %v; upstream calls %d (want 1: nothing retries a bad request)\nshown: %s", took.Round(time.Millisecond), r.err, calls, strings.TrimSpace(r.shown()))
 		if !strings.Contains(r.shown(), "refuses this request in its first event") {
 			t.Fatalf("the refusal's message was not shown: %s\nupstream:%s", r, up.describe())
 		}
@@ -123,9 +117,6 @@ func TestRealClients(t *testing.T) {
 		}
 		if calls != 1 {
 			t.Errorf("want 1 upstream call, got %d:%s", calls, up.describe())
-		}
-		if took > 15*time.Second {
-			t.Errorf("took %s", took)
 		}
 	})
 
@@ -315,15 +306,12 @@ func TestRealClients(t *testing.T) {
 		took := time.Since(start)
 		fCalls, _ := up.callsBy(first.Access)
 		sCalls, sOK := up.callsBy(second.Access)
-		t.Logf("answer in %s (bound 30 s); upstream calls: first login %d (usage_limit_reached), second %d (%d answered)", took.Round(time.Millisecond), fCalls, sCalls, sOK)
+		t.Logf("answer in %s (the client is killed at 60 s); upstream calls: first login %d (usage_limit_reached), second %d (%d answered)", took.Round(time.Millisecond), fCalls, sCalls, sOK)
 		if r.err != nil || !strings.Contains(r.stdout, "pong-from-sim") {
 			t.Fatalf("no answer: %s\nupstream:%s", r, up.describe())
 		}
 		if fCalls != 1 || sOK < 1 {
 			t.Errorf("want one refused call on the first login and the answer from the second:%s", up.describe())
-		}
-		if took > 30*time.Second {
-			t.Errorf("took %s", took)
 		}
 	})
 }
