@@ -76,6 +76,9 @@ func (m *Meter) Event(name string, data []byte) {
 // Messages or Responses events of a client path that drops event names.
 // The latter open with their type, so the type stands in for the name.
 func (m *Meter) nameless(data []byte) {
+	if m.gemini(data) {
+		return
+	}
 	if rest, ok := bytes.CutPrefix(data, typePrefix); ok {
 		if i := bytes.IndexByte(rest, '"'); i > 0 {
 			switch typ := rest[:i]; string(typ) { // no allocation: compared, not kept
@@ -94,8 +97,11 @@ func (m *Meter) nameless(data []byte) {
 }
 
 // JSON takes a whole non-streaming answer: Messages, Responses or Chat
-// Completions. Usage sits at the top level of all three.
+// Completions, whose usage sits at the top level, or Gemini's.
 func (m *Meter) JSON(body []byte) {
+	if m.gemini(body) {
+		return
+	}
 	if !bytes.Contains(body, usageKey) {
 		return
 	}

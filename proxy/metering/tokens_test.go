@@ -201,3 +201,32 @@ func BenchmarkChatChunk(b *testing.B) {
 		m.Event("", data)
 	}
 }
+
+func TestGeminiUsage(t *testing.T) {
+	cases := []struct {
+		name string
+		feed func(m *Meter)
+		want Usage
+	}{
+		{"json", func(m *Meter) {
+			m.JSON([]byte(`{"candidates":[{"content":{"parts":[{"text":"hi"}]}}],"usageMetadata":{"promptTokenCount":120,"candidatesTokenCount":7,"cachedContentTokenCount":100,"thoughtsTokenCount":3,"totalTokenCount":130}}`))
+		}, Usage{Input: 20, Output: 10, CacheRead: 100}},
+		{"stream keeps the last chunk", func(m *Meter) {
+			m.Event("", []byte(`{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":1}}`))
+			m.Event("", []byte(`{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":4}}`))
+		}, Usage{Input: 9, Output: 4}},
+		{"code assist envelope", func(m *Meter) {
+			m.Event("", []byte(`{"response":{"candidates":[],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}},"traceId":"x"}`))
+		}, Usage{Input: 5, Output: 2}},
+		{"bad count drops the object", func(m *Meter) {
+			m.JSON([]byte(`{"usageMetadata":{"promptTokenCount":"5","candidatesTokenCount":2}}`))
+		}, Usage{}},
+	}
+	for _, c := range cases {
+		var m Meter
+		c.feed(&m)
+		if got := m.Usage(); got != c.want {
+			t.Errorf("%s: usage = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
