@@ -355,14 +355,14 @@ func idVerb(name, summary, done string, op func(admin.Backend, context.Context, 
 }
 
 func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("env", "claude-code|codex|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key named after the tool (made on first use).")
+	f := newFlags("env", "claude-code|codex|gemini-cli|opencode|shell [--home DIR]", "Prints what to paste so a tool talks to the proxy: the base URL and the client key named after the tool (made on first use).")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parseArgs(args, 1, "name one tool: claude-code, codex, opencode or shell", stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one tool: claude-code, codex, gemini-cli, opencode or shell", stdout, stderr); done {
 		return code
 	}
 	tool := f.pos[0]
 	if _, ok := setupTools[tool]; !ok {
-		fmt.Fprintf(stderr, "subpool env: unknown tool %q; use claude-code, codex, opencode or shell\n", tool)
+		fmt.Fprintf(stderr, "subpool env: unknown tool %q; use claude-code, codex, gemini-cli, opencode or shell\n", tool)
 		return 2
 	}
 	h, cfg, err := homeConfig(*home)
@@ -379,7 +379,7 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var setupTools = map[string]bool{"claude-code": true, "codex": true, "opencode": true, "shell": true}
+var setupTools = map[string]bool{"claude-code": true, "codex": true, "gemini-cli": true, "opencode": true, "shell": true}
 
 // setupText is what `subpool env` prints and the tray copies.
 func setupText(tool, base, key string) string {
@@ -401,6 +401,15 @@ wire_api = "responses"
 
 # and in your shell:
 export SUBPOOL_API_KEY=%s
+`, base, key)
+	case "gemini-cli":
+		// Gemini CLI's Gemini API mode takes a base URL and a key; the
+		// key goes as x-goog-api-key, which subpool reads as its client
+		// key. Its "Use Gemini API key" auth must be selected.
+		return fmt.Sprintf(`# Gemini CLI: run in your shell, and choose "Use Gemini API key" in /auth
+# (or "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json)
+export GOOGLE_GEMINI_BASE_URL=%s
+export GEMINI_API_KEY=%s
 `, base, key)
 	case "opencode":
 		b, _ := json.MarshalIndent(map[string]any{

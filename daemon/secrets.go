@@ -83,9 +83,14 @@ func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 	h := http.Header{}
 	switch cred.Kind {
 	case "api_key":
-		if wire == "anthropic" {
+		switch wire {
+		case "anthropic":
 			h.Set("x-api-key", v["key"])
-		} else {
+		case "gemini":
+			// The Gemini API's header (Gemini CLI's default): a key in
+			// the query would end up in logs along the way.
+			h.Set("x-goog-api-key", v["key"])
+		default:
 			h.Set("Authorization", "Bearer "+v["key"])
 		}
 		s.mu.Lock()

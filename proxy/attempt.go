@@ -143,6 +143,13 @@ func (rn *run) loop() (out outcome, ex *policy.Action) {
 			rn.authFailed(cred, err)
 			continue
 		}
+		if err := rn.cannotTake(au); err != nil {
+			// Not the credential's fault: this request is not for it.
+			lease.Release()
+			rn.lastReason = err.Error()
+			rn.excludeCred(cred.ID)
+			continue
+		}
 		rn.attempts++
 		rn.profile = rn.prov.Profile
 		if au.Profile != nil {
@@ -348,12 +355,16 @@ func (rn *run) authFailed(cred pool.Credential, err error) {
 		// Keychain locked, refresh endpoint down: worth showing on the
 		// credential, and this request goes on without it.
 		rn.p.o.Pool.SetReason(cred.ID, reason)
-		if rn.exclude == nil {
-			rn.exclude = map[string]bool{}
-		}
-		rn.exclude[cred.ID] = true
+		rn.excludeCred(cred.ID)
 	}
 	rn.pinned = ""
+}
+
+func (rn *run) excludeCred(id string) {
+	if rn.exclude == nil {
+		rn.exclude = map[string]bool{}
+	}
+	rn.exclude[id] = true
 }
 
 // emit sends an event about this request, naming the client key that made

@@ -66,6 +66,11 @@ func clientOf(r *http.Request) Client {
 // answers 401 itself and reports false when the key is missing or unknown.
 func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	key := presentedKey(r.Header)
+	if key == "" && strings.Contains(r.URL.RawQuery, "key=") && p.wireForPath(r.URL.Path) == "gemini" {
+		// The Gemini API's other way of sending a key; the query is
+		// never forwarded with it (geminiQuery).
+		key = r.URL.Query().Get("key")
+	}
 	if p.o.Clients != nil {
 		c, ok := p.o.Clients(key)
 		if !ok {
@@ -86,7 +91,7 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*http.Requ
 
 func (p *Proxy) refuseKey(w http.ResponseWriter, r *http.Request, key string) {
 	p.refused.Auth.Add(1)
-	msg := "missing client key: set the key from `subpool env shell` as x-api-key or Authorization: Bearer"
+	msg := "missing client key: set the key from `subpool env shell` as x-api-key, x-goog-api-key or Authorization: Bearer"
 	if key != "" {
 		msg = "wrong client key (unknown or revoked): use the key from `subpool env TOOL`; `subpool client list` shows the keys that exist"
 	}

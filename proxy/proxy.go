@@ -179,7 +179,7 @@ func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
 func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool) {
 	name := ""
 	rest := path
-	if !strings.HasPrefix(path, "/v1/") {
+	if !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, geminiBeta) && !strings.HasPrefix(path, codeAssistPrefix) {
 		trim := strings.TrimPrefix(path, "/")
 		i := strings.IndexByte(trim, '/')
 		if i < 0 {
@@ -194,6 +194,9 @@ func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool
 		case "/v1/responses", "/v1/chat/completions", "/v1/models", "/v1/embeddings":
 			return "openai"
 		}
+		if _, ok := parseGemini(rest); ok {
+			return "gemini"
+		}
 		return ""
 	}
 	w := wireOf(rest)
@@ -202,6 +205,9 @@ func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool
 			return nil, "", false
 		}
 		name = w
+		if w == "gemini" {
+			name = "google"
+		}
 	}
 	prov = p.o.Providers[name]
 	if prov == nil {
@@ -221,6 +227,9 @@ func allowedMethod(upath string) string {
 	if upath == "/v1/models" {
 		return http.MethodGet
 	}
+	if c, ok := parseGemini(upath); ok {
+		return c.httpMethod()
+	}
 	return http.MethodPost
 }
 
@@ -232,6 +241,9 @@ func (p *Proxy) wireForPath(path string) string {
 	}
 	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
 		return "anthropic"
+	}
+	if strings.Contains(path, geminiBeta) || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
+		return "gemini"
 	}
 	return "openai"
 }
@@ -297,9 +309,14 @@ func (p *Proxy) clientKey() string {
 }
 
 // presentedKey is the client key from x-api-key or Authorization: Bearer,
-// the two ways Claude Code, Codex and the SDKs send a key.
+// the two ways Claude Code, Codex and the SDKs send a key, or from
+// x-goog-api-key, Gemini CLI's and Google's SDK's (the ?key= of the
+// Gemini API is read by queryKey).
 func presentedKey(h http.Header) string {
 	if k := h.Get("x-api-key"); k != "" {
+		return k
+	}
+	if k := h.Get("x-goog-api-key"); k != "" {
 		return k
 	}
 	a := h.Get("Authorization")

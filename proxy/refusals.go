@@ -67,6 +67,9 @@ func ownWords(msg string) string { return clientRewrites.Replace(msg) }
 
 func errorBody(wire string, status int, msg string) []byte {
 	var v any
+	if wire == "gemini" {
+		return googleError(status, msg)
+	}
 	if wire == "openai" {
 		type oe struct {
 			Message string  `json:"message"`
@@ -132,6 +135,44 @@ func openaiType(status int) (typ, code string) {
 	}
 }
 
+// googleError is Google's error body (google.rpc.Status as JSON), which
+// both the Gemini API and Code Assist send.
+func googleError(status int, msg string) []byte {
+	type ge struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	}
+	b, _ := json.Marshal(struct {
+		Error ge `json:"error"`
+	}{ge{Code: status, Message: msg, Status: googleStatus(status)}})
+	return b
+}
+
+// googleStatus is the canonical code Google's APIs send with an HTTP status.
+func googleStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "UNIMPLEMENTED"
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable, 529:
+		return "UNAVAILABLE"
+	default:
+		return "INTERNAL"
+	}
+}
+
 // sseError is a provider-shaped error event for a stream that already
 // started: the status line is gone, so the error travels in-band.
 func sseError(wire, msg string) []byte {
@@ -144,6 +185,10 @@ func sseError(wire, msg string) []byte {
 // takes the status's).
 func statusEvent(wire string, status int, code, msg string) []byte {
 	var b []byte
+	if wire == "gemini" {
+		// Gemini streams carry an error as a data event of its own.
+		return append(append([]byte("data: "), googleError(status, msg)...), '\n', '\n')
+	}
 	if wire == "openai" {
 		if code == "" {
 			_, code = openaiType(status)
@@ -170,6 +215,12 @@ func errorEvent(wire string, status int, body []byte) []byte {
 	}
 	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
 		return statusEvent(wire, status, "", "the upstream answered "+strconv.Itoa(status)+": "+quoteShort(string(body)))
+	}
+	if wire == "gemini" {
+		var c bytes.Buffer
+		if json.Compact(&c, body) == nil {
+			return append(append([]byte("data: "), c.Bytes()...), '\n', '\n')
+		}
 	}
 	if wire != "openai" && e.Type == "error" && e.Error.Type != "" {
 		var c bytes.Buffer

@@ -44,39 +44,58 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 	if au.BaseURL != "" {
 		base = au.BaseURL
 	}
-	path := rn.upath
+	path, query, payload := rn.upath, rn.r.URL.RawQuery, rn.body
 	if au.StripV1 {
 		path = strings.TrimPrefix(path, "/v1")
 	}
+	var shape *geminiShape
+	decoded := rn.decoded
+	if rn.prov.Wire == "gemini" {
+		src := rn.body
+		if rn.plain != nil && !rn.decoded {
+			// The envelope is JSON work: on the plain body.
+			src, decoded = rn.plain, true
+		}
+		c, _ := parseGemini(rn.upath)
+		s, err := geminiRequest(c, rn.model, rn.r.URL.Query(), src, au)
+		if err != nil {
+			return nil, err
+		}
+		shape, path, query, payload = &s, s.path, s.query, s.body
+	}
 	u := strings.TrimRight(base, "/") + path
-	if rn.r.URL.RawQuery != "" {
-		u += "?" + rn.r.URL.RawQuery
+	if query != "" {
+		u += "?" + query
 	}
 	var body io.Reader = http.NoBody
-	if rn.body != nil {
-		body = bytes.NewReader(rn.body)
+	if payload != nil {
+		body = bytes.NewReader(payload)
 	}
 	out, err := http.NewRequestWithContext(rn.ctx, rn.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}
 	out.Header = outboundHeader(rn.r.Header, au.Header)
-	if rn.decoded {
+	if decoded {
 		out.Header.Del("Content-Encoding")
 	}
-	if rn.body != nil {
-		out.ContentLength = int64(len(rn.body))
-		b := rn.body
+	if payload != nil {
+		out.ContentLength = int64(len(payload))
+		b := payload
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
-	return rn.p.o.Transport.RoundTrip(out)
+	resp, err := rn.p.o.Transport.RoundTrip(out)
+	if err == nil && shape != nil {
+		reshapeAnswer(resp, *shape)
+	}
+	return resp, err
 }
 
 // dropOutbound are headers never forwarded upstream: hop-by-hop ones, and
 // anything that identifies the client to subpool rather than to the
 // upstream. Keys are canonical, as net/http delivers them.
 var dropOutbound = map[string]bool{
-	"Authorization": true, "X-Api-Key": true, "Cookie": true, "Host": true, "Content-Length": true,
+	"Authorization": true, "X-Api-Key": true, "X-Goog-Api-Key": true, "Cookie": true, "Host": true, "Content-Length": true,
 	"Accept-Encoding": true, // the transport negotiates gzip and decodes it, so errors stay readable
 	"Connection":      true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authorization": true,
 	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,

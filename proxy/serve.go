@@ -81,6 +81,9 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		// upstream judges it.
 	}
 	rq.info = inspect(r.Header, view)
+	if prov.Wire == "gemini" {
+		geminiInfo(&rq.info, upath, view)
+	}
 	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
 	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
 	if refused != nil {

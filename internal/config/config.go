@@ -27,10 +27,11 @@ import (
 // FileName is the config file inside the home.
 const FileName = "config.toml"
 
-// Built-in providers: the two subscriptions and their API keys.
+// Built-in providers: the three subscriptions and their API keys.
 const (
 	Anthropic = "anthropic"
 	OpenAI    = "openai"
+	Google    = "google"
 )
 
 // Upper bounds that keep a typo ("5000h") from turning into a proxy that
@@ -129,9 +130,13 @@ type Price struct {
 // Provider is one pool's upstream.
 type Provider struct {
 	Name           string
-	Wire           string // "anthropic" or "openai"
+	Wire           string // "anthropic", "openai" or "gemini"
 	BaseURL        string
 	ChatGPTBaseURL string // openai only: where ChatGPT logins go
+	// CodeAssistURL is google only: where Google logins go (the Code
+	// Assist API Gemini CLI's "Login with Google" uses); keys go to
+	// BaseURL, the Gemini API.
+	CodeAssistURL string
 	TokenURL       string // OAuth refresh endpoint
 	AuthorizeURL   string // OAuth login page; "" = the built-in default
 	RedirectURI    string // OAuth callback; "" = the built-in default (port 0: any free port, for tests)
@@ -173,6 +178,19 @@ func Default() Config {
 				AuthorizeURL:   "https://auth.openai.com/oauth/authorize",
 				UsageURL:       "https://chatgpt.com/backend-api/wham/usage",
 				LimitScope:     "credential",
+			},
+			Google: {
+				Name: Google, Wire: "gemini", Builtin: true,
+				BaseURL:       "https://generativelanguage.googleapis.com",
+				CodeAssistURL: "https://cloudcode-pa.googleapis.com",
+				// Gemini CLI's installed-app login (internal/oauth checks it
+				// against the installed Gemini CLI).
+				TokenURL:     "https://oauth2.googleapis.com/token",
+				AuthorizeURL: "https://accounts.google.com/o/oauth2/v2/auth",
+				// The login's quota is read from Code Assist's
+				// retrieveUserQuota, beside the endpoint it serves.
+				UsageURL:   "https://cloudcode-pa.googleapis.com/v1internal:retrieveUserQuota",
+				LimitScope: "credential",
 			},
 		},
 		Ladder:           slices.Clone(pool.DefaultLadder),
@@ -257,6 +275,7 @@ type providerFile struct {
 	Wire           *string `toml:"wire"`
 	BaseURL        *string `toml:"base_url"`
 	ChatGPTBaseURL *string `toml:"chatgpt_base_url"`
+	CodeAssistURL  *string `toml:"code_assist_url"`
 	TokenURL       *string `toml:"token_url"`
 	AuthorizeURL   *string `toml:"authorize_url"`
 	RedirectURI    *string `toml:"redirect_uri"`
@@ -444,8 +463,8 @@ func parseProvider(name string, pf providerFile, provs map[string]Provider, bad 
 		}
 		p.Wire = *pf.Wire
 	}
-	if p.Wire != "anthropic" && p.Wire != "openai" {
-		return Provider{}, bad(key+".wire", "must be \"anthropic\" or \"openai\" (which API shape the provider speaks)")
+	if p.Wire != "anthropic" && p.Wire != "openai" && p.Wire != "gemini" {
+		return Provider{}, bad(key+".wire", "must be \"anthropic\", \"openai\" or \"gemini\" (which API shape the provider speaks)")
 	}
 	for _, u := range []struct {
 		k   string
@@ -454,6 +473,7 @@ func parseProvider(name string, pf providerFile, provs map[string]Provider, bad 
 	}{
 		{"base_url", pf.BaseURL, &p.BaseURL},
 		{"chatgpt_base_url", pf.ChatGPTBaseURL, &p.ChatGPTBaseURL},
+		{"code_assist_url", pf.CodeAssistURL, &p.CodeAssistURL},
 		{"token_url", pf.TokenURL, &p.TokenURL},
 		{"authorize_url", pf.AuthorizeURL, &p.AuthorizeURL},
 		{"redirect_uri", pf.RedirectURI, &p.RedirectURI},
@@ -471,7 +491,7 @@ func parseProvider(name string, pf providerFile, provs map[string]Provider, bad 
 		return Provider{}, bad(key+".base_url", "missing: where does %s answer? e.g. \"https://api.z.ai/api/anthropic\"", name)
 	}
 	if pf.UsageURL != nil && !builtin {
-		return Provider{}, bad(key+".usage_url", "only the built-in anthropic and openai subscriptions have a usage endpoint")
+		return Provider{}, bad(key+".usage_url", "only the built-in anthropic, openai and google subscriptions have a usage endpoint")
 	}
 	if pf.UsageURL == nil && builtin {
 		// Beside the endpoints it was not told about, so a base URL
@@ -712,6 +732,8 @@ func defaultUsageURL(p Provider) string {
 		return p.BaseURL + "/api/oauth/usage"
 	case OpenAI:
 		return strings.TrimSuffix(p.ChatGPTBaseURL, "/codex") + "/wham/usage"
+	case Google:
+		return p.CodeAssistURL + "/v1internal:retrieveUserQuota"
 	}
 	return ""
 }
@@ -720,12 +742,12 @@ func defaultUsageURL(p Provider) string {
 func (c Config) ProviderNames() []string {
 	var names []string
 	for n := range c.Providers {
-		if n != Anthropic && n != OpenAI {
+		if n != Anthropic && n != OpenAI && n != Google {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
-	return append([]string{Anthropic, OpenAI}, names...)
+	return append([]string{Anthropic, OpenAI, Google}, names...)
 }
 
 // CheckListen is exported for --listen flags, which bypass the file.
@@ -909,10 +931,22 @@ authorize_url    = "https://auth.openai.com/oauth/authorize"
 # path of chatgpt_base_url.
 # usage_url      = "https://chatgpt.com/backend-api/wham/usage"
 
-# Any number of custom providers that speak the Anthropic or OpenAI API.
+[providers.google]
+# Gemini API keys go to base_url; Google logins (Gemini CLI's "Login with
+# Google") to the Code Assist API at code_assist_url.
+base_url        = "https://generativelanguage.googleapis.com"
+code_assist_url = "https://cloudcode-pa.googleapis.com"
+token_url       = "https://oauth2.googleapis.com/token"
+# Where "subpool login google" sends the browser (callback: a free port).
+authorize_url   = "https://accounts.google.com/o/oauth2/v2/auth"
+# Asked for an idle Google login's per-model quota; by default beside
+# code_assist_url.
+# usage_url     = "https://cloudcode-pa.googleapis.com/v1internal:retrieveUserQuota"
+
+# Any number of custom providers that speak the Anthropic, OpenAI or Gemini API.
 # Clients reach them under /NAME/v1/..., e.g. http://127.0.0.1:8787/zai/v1/messages.
 # [providers.zai]
-# wire        = "anthropic"         # or "openai"
+# wire        = "anthropic"         # or "openai", "gemini"
 # base_url    = "https://api.z.ai/api/anthropic"
 # limit_scope = "credential"        # or "egress": one 429 cools every credential of it
 

@@ -58,7 +58,7 @@ capacity_max = "-5s"
 	if c.CapacityMax != 0 {
 		t.Errorf("negative capacity_max must mean off, got %v", c.CapacityMax)
 	}
-	if got := c.ProviderNames(); strings.Join(got, ",") != "anthropic,openai,zai" {
+	if got := c.ProviderNames(); strings.Join(got, ",") != "anthropic,openai,google,zai" {
 		t.Errorf("ProviderNames = %v", got)
 	}
 }

@@ -24,6 +24,11 @@ type Auth struct {
 	// StripV1 drops the leading /v1 of the client's path: the Codex backend
 	// answers /responses under its base URL.
 	StripV1 bool
+	// CodeAssist: a Google login, answered by the Code Assist API
+	// (BaseURL) rather than the Gemini API, in its envelope; Project is
+	// the login's Cloud project, which every call of it must name.
+	CodeAssist bool
+	Project    string
 	// Profile replaces the provider's classification rules for this
 	// credential: a ChatGPT login speaks the Codex backend's errors, not
 	// api.openai.com's. Nil keeps the provider's.

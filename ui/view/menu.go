@@ -30,6 +30,7 @@ type MenuItem struct {
 var SetupTools = []struct{ Tool, Name string }{
 	{"claude-code", "Claude Code"},
 	{"codex", "Codex CLI"},
+	{"gemini-cli", "Gemini CLI"},
 	{"opencode", "opencode"},
 }
 

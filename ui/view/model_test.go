@@ -577,7 +577,7 @@ func TestMenu(t *testing.T) {
 		"openai-key — paused",
 		"---",
 		"Open panel…",
-		"Copy setup for > Claude Code=claude-code, Codex CLI=codex, opencode=opencode",
+		"Copy setup for > Claude Code=claude-code, Codex CLI=codex, Gemini CLI=gemini-cli, opencode=opencode",
 		"Pause all",
 		"Resume all",
 		"---",

@@ -1,0 +1,394 @@
+package proxy
+
+// The Gemini wire has two forms, and one pool serves both. Gemini API keys
+// answer the Gemini API (/v1beta/models/{model}:{method}, the model in the
+// path); Google logins answer Code Assist (/v1internal:{method}, the model
+// in the body and the request wrapped in an envelope naming the login's
+// Cloud project). Gemini CLI speaks the first with a key and the second
+// with "Login with Google"; whichever it speaks, the attempt is sent in the
+// form its credential takes, and the answer comes back in the client's.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/subpool/subpool/proxy/auth"
+)
+
+// The model methods both forms serve. Code Assist's other methods
+// (loadCodeAssist, onboardUser, listExperiments, retrieveUserQuota, …)
+// only a login can answer.
+const (
+	gmGenerate = "generateContent"
+	gmStream   = "streamGenerateContent"
+	gmCount    = "countTokens"
+)
+
+// geminiCall is what a client path on the Gemini wire asks for.
+type geminiCall struct {
+	codeAssist bool   // /v1internal…: the client speaks Code Assist
+	method     string // generateContent, streamGenerateContent, countTokens, loadCodeAssist, …
+	model      string // the Gemini API's path model; "" for Code Assist (it is in the body)
+	op         string // GET /v1internal/{op}: a long-running operation
+	list       bool   // GET /v1beta/models
+}
+
+// geminiBeta and codeAssistPrefix start the two forms' paths.
+const (
+	geminiBeta       = "/v1beta/"
+	codeAssistPrefix = "/v1internal"
+)
+
+// parseGemini reads a Gemini-wire path; ok false for anything else.
+func parseGemini(upath string) (c geminiCall, ok bool) {
+	if rest, ok := strings.CutPrefix(upath, codeAssistPrefix); ok {
+		c.codeAssist = true
+		switch {
+		case strings.HasPrefix(rest, ":") && validMethod(rest[1:]):
+			c.method = rest[1:]
+			return c, true
+		case strings.HasPrefix(rest, "/") && len(rest) > 1 && !strings.Contains(rest, ":") && !strings.Contains(rest, ".."):
+			c.op = rest[1:]
+			return c, true
+		}
+		return c, false
+	}
+	rest, ok := strings.CutPrefix(upath, geminiBeta+"models")
+	if !ok {
+		return c, false
+	}
+	if rest == "" {
+		c.list = true
+		return c, true
+	}
+	model, method, ok := strings.Cut(strings.TrimPrefix(rest, "/"), ":")
+	if !ok || model == "" || strings.Contains(model, "/") || !isModelMethod(method) {
+		return c, false
+	}
+	c.model, c.method = model, method
+	return c, true
+}
+
+func isModelMethod(m string) bool { return m == gmGenerate || m == gmStream || m == gmCount }
+
+// validMethod: a Code Assist method name is a plain identifier.
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, r := range m {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// modelMethod reports whether the call is one both forms answer.
+func (c geminiCall) modelMethod() bool { return isModelMethod(c.method) }
+
+// method is the allowed HTTP method of a Gemini-wire path.
+func (c geminiCall) httpMethod() string {
+	if c.list || c.op != "" {
+		return http.MethodGet
+	}
+	return http.MethodPost
+}
+
+// geminiShape is one attempt's request in the form its credential takes,
+// and what must be done to the answer for the client.
+type geminiShape struct {
+	path, query string
+	body        []byte
+	// unwrap: the upstream answers in Code Assist's envelope and the
+	// client reads the bare Gemini answer; wrap: the other way round.
+	unwrap, wrap bool
+}
+
+// errGeminiForm: a Code Assist method other than the model methods, sent
+// with an API key, which only the Gemini API answers.
+var errGeminiForm = errors.New("only a Google login can answer this Code Assist call; add one with `subpool login google`")
+
+// cannotTake says why a credential cannot take rn's request in any form:
+// a Code Assist call that only a login answers, or the Gemini API's model
+// list, which a login has not.
+func (rn *run) cannotTake(au auth.Auth) error {
+	if rn.prov.Wire != "gemini" {
+		return nil
+	}
+	c, _ := parseGemini(rn.upath)
+	_, err := geminiRequest(c, rn.model, nil, nil, au)
+	return err
+}
+
+// geminiRequest shapes rn's request for au. model is the run's model (an
+// alias or a fallback may have changed it); body is in the client's form.
+func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au auth.Auth) (geminiShape, error) {
+	s := geminiShape{query: geminiQuery(query, c.method)}
+	switch {
+	case c.codeAssist && au.CodeAssist:
+		s.path = codeAssistPrefix + ":" + c.method
+		if c.op != "" {
+			s.path = codeAssistPrefix + "/" + c.op
+		}
+		s.body = body
+		if c.modelMethod() && body != nil {
+			s.body = setEnvelope(body, model, au.Project, c.method)
+		}
+	case c.codeAssist:
+		if !c.modelMethod() {
+			return s, errGeminiForm
+		}
+		s.path = geminiBeta + "models/" + model + ":" + c.method
+		s.body = unwrapRequest(body)
+		s.wrap = c.method != gmCount
+	case au.CodeAssist:
+		if c.list {
+			return s, errors.New("a Google login cannot list the Gemini API's models")
+		}
+		s.path = codeAssistPrefix + ":" + c.method
+		s.body = wrapRequest(body, model, au.Project, c.method)
+		s.unwrap = c.method != gmCount
+	default:
+		s.path = geminiBeta + "models"
+		if !c.list {
+			s.path += "/" + model + ":" + c.method
+		}
+		s.body = body
+	}
+	return s, nil
+}
+
+// geminiQuery keeps the client's query but for a key it may carry
+// (?key=…: subpool's client key, never the upstream's), and asks for SSE
+// on a stream, the framing subpool relays.
+func geminiQuery(q url.Values, method string) string {
+	if len(q) == 0 && method != gmStream {
+		return ""
+	}
+	out := url.Values{}
+	for k, vs := range q {
+		if k != "key" {
+			out[k] = vs
+		}
+	}
+	if method == gmStream {
+		out.Set("alt", "sse")
+	}
+	return out.Encode()
+}
+
+// wrapRequest puts a Gemini API request in Code Assist's envelope. Code
+// Assist's countTokens takes the model inside the request, as
+// "models/{model}", and no project.
+func wrapRequest(body []byte, model, project, method string) []byte {
+	if method == gmCount {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(body, &inner) != nil {
+			return body
+		}
+		inner["model"], _ = json.Marshal("models/" + model)
+		b, _ := json.Marshal(map[string]any{"request": inner})
+		return b
+	}
+	env := map[string]any{"model": model, "request": json.RawMessage(body)}
+	if project != "" {
+		env["project"] = project
+	}
+	b, err := json.Marshal(env)
+	if err != nil { // not JSON: the upstream judges it
+		return body
+	}
+	return b
+}
+
+// setEnvelope names the login's project (each login has its own, and the
+// client only knows the one it was told) and the run's model in a Code
+// Assist body.
+func setEnvelope(body []byte, model, project, method string) []byte {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil {
+		return body
+	}
+	if method == gmCount {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(env["request"], &inner) != nil {
+			return body
+		}
+		inner["model"], _ = json.Marshal("models/" + model)
+		env["request"], _ = json.Marshal(inner)
+	} else {
+		env["model"], _ = json.Marshal(model)
+		if project != "" {
+			env["project"], _ = json.Marshal(project)
+		}
+	}
+	b, _ := json.Marshal(env)
+	return b
+}
+
+// unwrapRequest takes the Gemini API request out of a Code Assist
+// envelope, without the fields only Code Assist knows (the API refuses
+// unknown fields).
+func unwrapRequest(body []byte) []byte {
+	var env struct {
+		Request map[string]json.RawMessage `json:"request"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.Request == nil {
+		return body
+	}
+	delete(env.Request, "session_id")
+	delete(env.Request, "model")
+	b, _ := json.Marshal(env.Request)
+	return b
+}
+
+// geminiInfo fills in what the Gemini wire keeps in the path: the model
+// (the Gemini API's) and whether the answer streams; and Code Assist's
+// session, which keeps a conversation on one login.
+func geminiInfo(info *requestInfo, upath string, body []byte) {
+	c, _ := parseGemini(upath)
+	info.Stream = c.method == gmStream
+	if !c.codeAssist {
+		info.Model = c.model
+		return
+	}
+	if !c.modelMethod() {
+		info.Model = ""
+		return
+	}
+	info.Model = modelOfCodeAssist(body)
+	var env struct {
+		Request struct {
+			SessionID string `json:"session_id"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Request.SessionID != "" && info.Affinity == "" {
+		info.Affinity = "gca:" + env.Request.SessionID
+	}
+}
+
+// modelOfCodeAssist is the model a Code Assist body names: the envelope's,
+// or countTokens' "models/{model}" inside its request.
+func modelOfCodeAssist(body []byte) string {
+	var env struct {
+		Model   string `json:"model"`
+		Request struct {
+			Model string `json:"model"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return ""
+	}
+	if env.Model != "" {
+		return env.Model
+	}
+	return strings.TrimPrefix(env.Request.Model, "models/")
+}
+
+// reshapeAnswer turns a successful answer's body into the client's form.
+func reshapeAnswer(resp *http.Response, s geminiShape) {
+	if !(s.wrap || s.unwrap) || resp.StatusCode != http.StatusOK {
+		return
+	}
+	convert := wrapAnswer
+	if s.unwrap {
+		convert = unwrapAnswer
+	}
+	if isEventStream(resp.Header) {
+		resp.Body = &eventReshaper{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 4<<10), convert: convert}
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReshape+1))
+	resp.Body.Close()
+	if err == nil && len(b) <= maxReshape {
+		b = convert(b)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+}
+
+// maxReshape bounds a JSON answer converted whole; a larger one goes on as
+// it came.
+const maxReshape = 64 << 20
+
+func wrapAnswer(b []byte) []byte {
+	if len(bytes.TrimSpace(b)) == 0 || isErrorJSON(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+14)
+	out = append(out, `{"response":`...)
+	out = append(out, bytes.TrimSpace(b)...)
+	return append(out, '}')
+}
+
+func unwrapAnswer(b []byte) []byte {
+	var env struct {
+		Response json.RawMessage `json:"response"`
+	}
+	if json.Unmarshal(b, &env) != nil || len(env.Response) == 0 {
+		return b
+	}
+	return env.Response
+}
+
+// isErrorJSON: an error travels as it is in both forms.
+func isErrorJSON(b []byte) bool {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(b, &e) == nil && len(e.Error) > 0
+}
+
+// eventReshaper converts each SSE data line of a stream as it passes,
+// keeping the stream's pace: a line is converted as soon as it is whole.
+type eventReshaper struct {
+	src     io.Closer
+	r       *bufio.Reader
+	convert func([]byte) []byte
+	pending []byte
+	err     error
+}
+
+func (e *eventReshaper) Read(p []byte) (int, error) {
+	for len(e.pending) == 0 {
+		if e.err != nil {
+			return 0, e.err
+		}
+		line, err := e.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it whole.
+			full := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = e.r.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		e.err = err
+		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			nl := len(data) - len(bytes.TrimRight(data, "\r\n"))
+			payload := bytes.TrimSpace(data)
+			conv := e.convert(payload)
+			out := make([]byte, 0, len(conv)+8)
+			out = append(out, "data: "...)
+			out = append(out, conv...)
+			out = append(out, data[len(data)-nl:]...)
+			e.pending = out
+		} else {
+			e.pending = append(e.pending[:0], line...)
+		}
+	}
+	n := copy(p, e.pending)
+	e.pending = e.pending[n:]
+	return n, nil
+}
+
+func (e *eventReshaper) Close() error { return e.src.Close() }

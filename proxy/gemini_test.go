@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/subpool/subpool/proxy/auth"
+)
+
+func TestParseGeminiPaths(t *testing.T) {
+	cases := []struct {
+		path string
+		ok   bool
+		want geminiCall
+	}{
+		{"/v1beta/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro"}},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-flash"}},
+		{"/v1beta/models/gemini-2.5-flash:countTokens", true, geminiCall{method: gmCount, model: "gemini-2.5-flash"}},
+		{"/v1beta/models", true, geminiCall{list: true}},
+		{"/v1internal:loadCodeAssist", true, geminiCall{codeAssist: true, method: "loadCodeAssist"}},
+		{"/v1internal:streamGenerateContent", true, geminiCall{codeAssist: true, method: gmStream}},
+		{"/v1internal/operations/abc123", true, geminiCall{codeAssist: true, op: "operations/abc123"}},
+		{"/v1beta/models/gemini-2.5-pro:embedContent", false, geminiCall{}},
+		{"/v1beta/models/a/b:generateContent", false, geminiCall{}},
+		{"/v1beta/tunedModels", false, geminiCall{}},
+		{"/v1internal:load/../x", false, geminiCall{}},
+		{"/v1internal/../v1beta", false, geminiCall{}},
+	}
+	for _, c := range cases {
+		got, ok := parseGemini(c.path)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("parseGemini(%q) = %+v, %v; want %+v, %v", c.path, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Each client form meets each credential form: the attempt goes out in
+// the credential's, and the answer is turned back into the client's.
+func TestGeminiRequestForms(t *testing.T) {
+	key := auth.Auth{}
+	login := auth.Auth{CodeAssist: true, Project: "proj-of-login"}
+	plain := []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	envelope := []byte(`{"model":"gemini-2.5-pro","project":"proj-the-client-knew","user_prompt_id":"p1","request":{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"session_id":"s1"}}`)
+	q := url.Values{"alt": {"sse"}, "key": {"sp-client-key"}}
+
+	// Gemini API client, API key: as it came, less the client key.
+	s, err := geminiRequest(geminiCall{method: gmStream, model: "gemini-2.5-pro"}, "gemini-2.5-pro", q, plain, key)
+	if err != nil || s.path != "/v1beta/models/gemini-2.5-pro:streamGenerateContent" || s.query != "alt=sse" || string(s.body) != string(plain) || s.wrap || s.unwrap {
+		t.Errorf("api→key: %+v %v", s, err)
+	}
+	// Gemini API client, login: Code Assist's envelope with the login's project.
+	s, err = geminiRequest(geminiCall{method: gmGenerate, model: "gemini-2.5-pro"}, "gemini-2.5-flash", nil, plain, login)
+	if err != nil || s.path != "/v1internal:generateContent" || !s.unwrap || s.wrap {
+		t.Fatalf("api→login: %+v %v", s, err)
+	}
+	var env struct {
+		Model, Project string
+		Request        json.RawMessage
+	}
+	if json.Unmarshal(s.body, &env) != nil || env.Model != "gemini-2.5-flash" || env.Project != "proj-of-login" || string(env.Request) != string(plain) {
+		t.Errorf("api→login body: %s", s.body)
+	}
+	// Code Assist client, login: the project is the login's, not the one
+	// the client was told by another login.
+	s, err = geminiRequest(geminiCall{codeAssist: true, method: gmGenerate}, "gemini-2.5-pro", nil, envelope, login)
+	if err != nil || s.path != "/v1internal:generateContent" || s.wrap || s.unwrap || !strings.Contains(string(s.body), `"project":"proj-of-login"`) || !strings.Contains(string(s.body), `"user_prompt_id":"p1"`) {
+		t.Errorf("ca→login: %+v %s %v", s, s.body, err)
+	}
+	// Code Assist client, API key: the bare request, without Code Assist's
+	// own fields, on the Gemini API path.
+	s, err = geminiRequest(geminiCall{codeAssist: true, method: gmStream}, "gemini-2.5-pro", nil, envelope, key)
+	if err != nil || s.path != "/v1beta/models/gemini-2.5-pro:streamGenerateContent" || s.query != "alt=sse" || !s.wrap || strings.Contains(string(s.body), "session_id") || string(s.body) != string(plain) {
+		t.Errorf("ca→key: %+v %s %v", s, s.body, err)
+	}
+	// countTokens: Code Assist names the model inside, as models/{model}.
+	s, _ = geminiRequest(geminiCall{method: gmCount, model: "gemini-2.5-pro"}, "gemini-2.5-pro", nil, plain, login)
+	if !strings.Contains(string(s.body), `"model":"models/gemini-2.5-pro"`) || s.unwrap {
+		t.Errorf("count api→login: %+v %s", s, s.body)
+	}
+	// Only a login answers Code Assist's own methods; a login has no model list.
+	if _, err := geminiRequest(geminiCall{codeAssist: true, method: "loadCodeAssist"}, "", nil, []byte(`{}`), key); err == nil {
+		t.Error("loadCodeAssist with a key: no error")
+	}
+	if _, err := geminiRequest(geminiCall{list: true}, "", nil, nil, login); err == nil {
+		t.Error("model list with a login: no error")
+	}
+}
+
+func TestReshapeAnswer(t *testing.T) {
+	sse := func(body string) *http.Response {
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+	}
+	read := func(r *http.Response) string { b, _ := io.ReadAll(r.Body); return string(b) }
+
+	r := sse("data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]},\"traceId\":\"t\"}\r\n\r\ndata: {\"error\":{\"code\":503}}\n\n")
+	reshapeAnswer(r, geminiShape{unwrap: true})
+	if got, want := read(r), "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\r\n\r\ndata: {\"error\":{\"code\":503}}\n\n"; got != want {
+		t.Errorf("unwrapped stream:\n%q\nwant\n%q", got, want)
+	}
+	long := strings.Repeat("x", 10<<10)
+	r = sse("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"" + long + "\"}]}}]}\n\n")
+	reshapeAnswer(r, geminiShape{wrap: true})
+	if got := read(r); got != "data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\""+long+"\"}]}}]}}\n\n" {
+		t.Errorf("wrapped long event: %d bytes", len(got))
+	}
+	j := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}, "Content-Length": {"20"}}, Body: io.NopCloser(strings.NewReader(`{"candidates":[]}`))}
+	reshapeAnswer(j, geminiShape{wrap: true})
+	if got := read(j); got != `{"response":{"candidates":[]}}` || j.Header.Get("Content-Length") != "" || j.ContentLength != int64(len(got)) {
+		t.Errorf("wrapped json %q, length %d %q", got, j.ContentLength, j.Header.Get("Content-Length"))
+	}
+	e := &http.Response{StatusCode: 429, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(`{"error":{"code":429}}`))}
+	reshapeAnswer(e, geminiShape{wrap: true})
+	if got := read(e); got != `{"error":{"code":429}}` {
+		t.Errorf("an error changed: %q", got)
+	}
+}
+
+func TestGoogleErrorShape(t *testing.T) {
+	var v struct {
+		Error struct {
+			Code    int
+			Message string
+			Status  string
+		}
+	}
+	if err := json.Unmarshal(errorBody("gemini", 429, "all cooling"), &v); err != nil || v.Error.Code != 429 || v.Error.Status != "RESOURCE_EXHAUSTED" || v.Error.Message != "all cooling" {
+		t.Errorf("gemini error body: %+v %v", v, err)
+	}
+	if ev := string(statusEvent("gemini", 503, "", "x")); !strings.HasPrefix(ev, `data: {"error":{"code":503,`) || !strings.HasSuffix(ev, "\n\n") {
+		t.Errorf("gemini stream error: %q", ev)
+	}
+}
