@@ -137,13 +137,13 @@ type Provider struct {
 	// Assist API Gemini CLI's "Login with Google" uses); keys go to
 	// BaseURL, the Gemini API.
 	CodeAssistURL string
-	TokenURL       string // OAuth refresh endpoint
-	AuthorizeURL   string // OAuth login page; "" = the built-in default
-	RedirectURI    string // OAuth callback; "" = the built-in default (port 0: any free port, for tests)
-	UsageURL       string // polled for idle OAuth logins' windows (built-ins only; "" = never)
-	LimitScope     string // "credential" or "egress"
-	MaxInFlight    int
-	Builtin        bool
+	TokenURL      string // OAuth refresh endpoint
+	AuthorizeURL  string // OAuth login page; "" = the built-in default
+	RedirectURI   string // OAuth callback; "" = the built-in default (port 0: any free port, for tests)
+	UsageURL      string // polled for idle OAuth logins' windows (built-ins only; "" = never)
+	LimitScope    string // "credential" or "egress"
+	MaxInFlight   int
+	Builtin       bool
 }
 
 // DefaultMaxBody bounds a request body unless max_body says otherwise.
