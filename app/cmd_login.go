@@ -32,23 +32,25 @@ func subscriptionProvider(name string) (string, bool) {
 		return config.Anthropic, true
 	case "openai", "chatgpt", "codex":
 		return config.OpenAI, true
+	case "google", "gemini", "gemini-cli":
+		return config.Google, true
 	}
 	return "", false
 }
 
 func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("login", "anthropic|openai [--label L] [--no-browser] [--home DIR]",
-		"Logs in to a subscription (anthropic: Claude Pro/Max; openai: ChatGPT/Codex) in the browser and stores the tokens in the keychain.\n"+
+	f := newFlags("login", "anthropic|openai|google [--label L] [--no-browser] [--home DIR]",
+		"Logs in to a subscription (anthropic: Claude Pro/Max; openai: ChatGPT/Codex; google: Gemini CLI's Google login) in the browser and stores the tokens in the keychain.\n"+
 			"The address is printed too: on a machine without a browser, open it elsewhere and paste back the address the browser ended on.")
 	label := f.String("label", "", "a name you will recognise (default: the account's email)")
 	noBrowser := f.Bool("no-browser", false, "only print the address; do not open a browser")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parseArgs(args, 1, "name one subscription: anthropic (Claude) or openai (ChatGPT)", stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one subscription: anthropic (Claude), openai (ChatGPT) or google (Gemini)", stdout, stderr); done {
 		return code
 	}
 	provider, ok := subscriptionProvider(f.pos[0])
 	if !ok {
-		fmt.Fprintf(stderr, "subpool login: %q has no subscription login; use anthropic (Claude) or openai (ChatGPT), or `subpool add-key` for API keys\n", f.pos[0])
+		fmt.Fprintf(stderr, "subpool login: %q has no subscription login; use anthropic (Claude), openai (ChatGPT) or google (Gemini), or `subpool add-key` for API keys\n", f.pos[0])
 		return 2
 	}
 	_, cfg, err := homeConfig(*home)
@@ -109,8 +111,11 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func subscriptionName(provider string) string {
-	if provider == config.Anthropic {
+	switch provider {
+	case config.Anthropic:
 		return "your Claude subscription"
+	case config.Google:
+		return "your Google account (Gemini CLI's login)"
 	}
 	return "your ChatGPT subscription"
 }

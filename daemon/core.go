@@ -202,9 +202,9 @@ func (c *core) validateAdd(req api.AddCredential) (CredentialRecord, string, err
 		return CredentialRecord{}, "", bad("kind must be %q or %q", api.KindAPIKey, api.KindOAuth)
 	}
 	switch req.Source {
-	case "", "claude-code", "codex":
+	case "", "claude-code", "codex", "gemini-cli":
 	default:
-		return CredentialRecord{}, "", bad("source must be \"claude-code\" or \"codex\"")
+		return CredentialRecord{}, "", bad("source must be \"claude-code\", \"codex\" or \"gemini-cli\"")
 	}
 	b, _ := json.Marshal(secret)
 	rec := CredentialRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC()}
