@@ -67,7 +67,7 @@ var reloginCodes = []string{
 	"token_revoked", "token_invalidated", "invalid_refresh_token",
 }
 
-// tokenAnswer is the union of both providers' token answers.
+// tokenAnswer is the union of the providers' token answers.
 type tokenAnswer struct {
 	AccessToken  string          `json:"access_token"`
 	RefreshToken string          `json:"refresh_token"`
@@ -82,11 +82,12 @@ type tokenAnswer struct {
 // cannot have reached the previous one (no connection, no such host) or
 // it answered 404/405: a refresh token that reached an endpoint may have
 // been spent there. The body is JSON, except a code exchange at OpenAI,
-// which Codex sends as a form.
+// which Codex sends as a form, and everything at Google, which takes only
+// forms.
 func post(ctx context.Context, c *http.Client, p Provider, fields map[string]string) (*http.Response, []byte, error) {
 	var body []byte
 	ctype := "application/json"
-	if p.Name == NameOpenAI && fields["grant_type"] == "authorization_code" {
+	if p.Name == NameGoogle || p.Name == NameOpenAI && fields["grant_type"] == "authorization_code" {
 		v := url.Values{}
 		for k, f := range fields {
 			v.Set(k, f)
@@ -233,12 +234,15 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // refresh spends t.Refresh for new tokens, with the fields its real
-// client sends: client_id, grant_type, refresh_token, and Claude Code's
-// scope (Codex sends none).
+// client sends: client_id, grant_type, refresh_token, Claude Code's scope
+// (Codex and Gemini CLI send none) and Gemini CLI's client_secret.
 func refresh(ctx context.Context, c *http.Client, p Provider, refreshToken string, now time.Time) (Tokens, error) {
 	f := map[string]string{"grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": p.ClientID}
 	if p.RefreshScope != "" {
 		f["scope"] = p.RefreshScope
+	}
+	if p.ClientSecret != "" {
+		f["client_secret"] = p.ClientSecret
 	}
 	return call(ctx, c, p, f, now)
 }
@@ -252,6 +256,9 @@ func exchange(ctx context.Context, c *http.Client, p Provider, code, verifier, s
 	if p.Name == NameAnthropic {
 		// Anthropic wants the state echoed in the exchange (CPA).
 		f["state"] = state
+	}
+	if p.ClientSecret != "" {
+		f["client_secret"] = p.ClientSecret
 	}
 	return call(ctx, c, p, f, now)
 }

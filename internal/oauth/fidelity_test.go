@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -227,4 +228,100 @@ func codexBinary(t *testing.T) string {
 		t.Fatalf("no Codex binary under %s/node_modules/@openai/codex-*/vendor/*/bin; reinstall the real clients", d)
 	}
 	return m[0]
+}
+
+// The Google login and the gemini-cli import against the installed Gemini
+// CLI: its OAuth client, scopes, authorize parameters and callbacks
+// (code_assist/oauth2.ts), google-auth-library's endpoints and refresh
+// form as bundled, and where and how it keeps its login
+// (config/storage.ts, utils/paths.ts). When it fails, read the new
+// bundle and change google.go, google_source.go and docs together.
+func TestGoogleLoginValuesAreGeminiCLIs(t *testing.T) {
+	for _, src := range geminiChunks(t, "// packages/core/src/code_assist/oauth2.ts") {
+		for _, c := range []struct{ what, re string }{
+			{"client id", `var OAUTH_CLIENT_ID = "` + regexp.QuoteMeta(GoogleClientID) + `"`},
+			{"client secret", `var OAUTH_CLIENT_SECRET = "` + regexp.QuoteMeta(GoogleClientSecret) + `"`},
+			{"loopback callback", "const redirectUri = `http://127\\.0\\.0\\.1:\\$\\{port\\}/oauth2callback`"},
+			{"callback path", `req\.url\.indexOf\("/oauth2callback"\) === -1`},
+			{"free port", `server\.listen\(0, \(\) => \{`},
+			{"paste callback", `const redirectUri = "` + regexp.QuoteMeta(GooglePasteRedirectURI) + `"`},
+			{"offline access", `redirect_uri: redirectUri,\s*access_type: "offline",\s*scope: OAUTH_SCOPE,\s*state\s*\}\)`},
+			{"PKCE on the paste login", `access_type: "offline",\s*scope: OAUTH_SCOPE,\s*code_challenge_method: import_google_auth_library\d*\.CodeChallengeMethod\.S256`},
+			{"state checked", `qs\.get\("state"\) !== state`},
+			{"authorize URL", `oauth2AuthBaseUrl: "` + regexp.QuoteMeta(GoogleAuthorizeURL) + `"`},
+			{"token URL", `oauth2TokenUrl: "` + regexp.QuoteMeta(GoogleTokenURL) + `"`},
+			{"refresh form", `refresh_token: refreshToken,\s*client_id: this\._clientId,\s*client_secret: this\._clientSecret,\s*grant_type: "refresh_token"\s*\};`},
+			{"forms, not JSON", `data: new URLSearchParams\(\(0, util_1\.removeUndefinedValuesInObject\)\(data\)\)`},
+			{"secret in the exchange", `if \(this\.clientAuthentication === ClientAuthentication\.ClientSecretPost\) \{\s*values\.client_secret = this\._clientSecret;`},
+			{"refresh token kept", `tokens\.refresh_token = this\.credentials\.refresh_token;`},
+			{"userinfo", `"` + regexp.QuoteMeta(GoogleUserInfoURL) + `",\s*\{\s*headers: \{\s*Authorization: ` + "`Bearer \\$\\{\\w+\\}`"},
+			{"email cached", `cacheGoogleAccount\(\w+\.email\)`},
+			// Storage: the file is the default; only the env var moves it.
+			{"creds file", `var OAUTH_FILE = "` + geminiCredsFile + `"`},
+			{"gemini dir", `var GEMINI_DIR = "` + regexp.QuoteMeta(geminiDirName) + `"`},
+			{"GEMINI_CLI_HOME", `const envHome = process\.env\["GEMINI_CLI_HOME"\];\s*if \(envHome\) \{\s*return envHome;`},
+			{"creds path", `static getOAuthCredsPath\(\) \{\s*return path\d*\.join\(_Storage\.getGlobalGeminiDir\(\), OAUTH_FILE\);`},
+			{"accounts file", `var GOOGLE_ACCOUNTS_FILENAME = "` + geminiAccountsFile + `"`},
+			{"encrypted only when asked", `return process\.env\[FORCE_ENCRYPTED_FILE_ENV_VAR\] === "true";`},
+			{"encrypted env var", `var FORCE_ENCRYPTED_FILE_ENV_VAR = "GEMINI_FORCE_ENCRYPTED_FILE_STORAGE"`},
+			{"encrypted file", `"` + geminiEncrypted + `"`},
+			{"keychain service", `var KEYCHAIN_SERVICE_NAME = "gemini-cli-oauth"`},
+			{"file written whole", `const credString = JSON\.stringify\(\w+, null, 2\);\s*await \w+\.writeFile\(filePath, credString, \{ mode: 384 \}\);`},
+			{"expiry in ms", `tokens\.expiry_date = \(/\* @__PURE__ \*/ new Date\(\)\)\.getTime\(\) \+ res\.data\.expires_in \* 1e3;`},
+		} {
+			if !regexp.MustCompile(c.re).MatchString(src) {
+				t.Errorf("%s: /%s/ is not in Gemini CLI's bundle any more", c.what, c.re)
+			}
+		}
+		// The scopes, all of them and no others.
+		m := regexp.MustCompile(`var OAUTH_SCOPE = \[([^\]]*)\]`).FindStringSubmatch(src)
+		if m == nil {
+			t.Fatal("no OAUTH_SCOPE in Gemini CLI's bundle")
+		}
+		var theirs []string
+		for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {
+			theirs = append(theirs, q[1])
+		}
+		if strings.Join(theirs, " ") != GoogleScope {
+			t.Errorf("Gemini CLI's scopes are %q, GoogleScope is %q", theirs, GoogleScope)
+		}
+	}
+	if port := portOfRedirect(t, GoogleRedirectURI); port != "0" {
+		t.Errorf("GoogleRedirectURI %s must listen on a free port, as Gemini CLI does", GoogleRedirectURI)
+	}
+}
+
+func portOfRedirect(t *testing.T, u string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil || p.Hostname() != "127.0.0.1" || p.Path != "/oauth2callback" {
+		t.Fatalf("%s is not Gemini CLI's callback shape", u)
+	}
+	return p.Port()
+}
+
+// geminiChunks returns every bundle file of the installed Gemini CLI that
+// holds marker (esbuild names a source file in a comment where its code
+// begins; the same code sits in more than one chunk).
+func geminiChunks(t *testing.T, marker string) []string {
+	t.Helper()
+	dir, err := realclients.Package("@google/gemini-cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "bundle", "*.js"))
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), marker) {
+			out = append(out, string(b))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no file of %s/bundle holds %q; reinstall the real clients, or find where the new release put it", dir, marker)
+	}
+	return out
 }

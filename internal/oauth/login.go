@@ -60,7 +60,8 @@ type callback struct {
 }
 
 // StartLogin prepares a login: a fresh PKCE verifier and state, and a
-// listener on the redirect address unless NoListen is set. When its port
+// listener on the redirect address unless NoListen is set (without one,
+// p.PasteRedirectURI replaces the redirect when set). When its port
 // is taken, each of p.FallbackRedirectURIs is tried in turn, as Codex
 // falls back from 1455 to 1457, and the URL names the one listened on;
 // when every port is taken, Listening reports false and only Complete can
@@ -93,10 +94,14 @@ func StartLogin(ctx context.Context, p Provider, o LoginOptions) (*Login, error)
 				return nil, err
 			}
 		}
-		if l.srv == nil {
-			// Nothing listens; the URL keeps the first address, which the
-			// paste flow works with as well as any.
-			l.redirectURI = p.RedirectURI
+	}
+	if l.srv == nil {
+		// Nothing listens: the provider's own code page when it has one,
+		// else the first address, which the paste flow works with as well
+		// as any.
+		l.redirectURI = p.RedirectURI
+		if p.PasteRedirectURI != "" {
+			l.redirectURI = p.PasteRedirectURI
 		}
 	}
 	sum := sha256.Sum256([]byte(l.verifier))
@@ -292,6 +297,13 @@ func (l *Login) finish(ctx context.Context, code, state string) (Tokens, error) 
 			return Tokens{}, fmt.Errorf("%s refused the login code (%s); start the login again", l.p.Name, te.what())
 		}
 		return Tokens{}, err
+	}
+	if l.p.UserInfoURL != "" {
+		// As Gemini CLI does: a login without its email still works, so
+		// a failure here only leaves the label plainer.
+		if email, err := FetchGoogleEmail(ctx, l.o.Client, l.p.UserInfoURL, t.Access); err == nil && email != "" {
+			t.Email = email
+		}
 	}
 	l.done, l.tok = true, t
 	return t, nil

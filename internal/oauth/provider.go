@@ -1,5 +1,6 @@
-// Package oauth logs in to the two subscriptions subpool pools (Claude
-// Pro/Max and ChatGPT/Codex) and keeps their tokens fresh.
+// Package oauth logs in to the subscriptions subpool pools (Claude Pro/Max,
+// ChatGPT/Codex and the Google login of Gemini CLI) and keeps their tokens
+// fresh.
 //
 //   - Login runs the PKCE authorization-code flow: the browser goes to the
 //     provider, comes back to a callback on localhost, or the user pastes
@@ -7,9 +8,9 @@
 //   - Manager hands out access tokens, refreshing them ahead of expiry and
 //     when an upstream refuses one, once per credential at a time. A
 //     rotated refresh token is stored before it is used.
-//   - Source reads and writes the token files of Claude Code and Codex CLI,
-//     so an imported login and the CLI it came from share one refresh
-//     token instead of invalidating each other's.
+//   - Source reads and writes the token files of Claude Code, Codex CLI and
+//     Gemini CLI, so an imported login and the CLI it came from share one
+//     refresh token instead of invalidating each other's.
 //
 // docs/subscriptions.md tells the rules in prose.
 package oauth
@@ -26,6 +27,7 @@ import (
 const (
 	NameAnthropic = "anthropic"
 	NameOpenAI    = "openai"
+	NameGoogle    = "google"
 )
 
 // Defaults as the real clients use them today, read from their own
@@ -79,28 +81,40 @@ var anthropicTokenURLs = []string{
 // Provider is one OAuth client: where to log in, where to refresh, and
 // what an attempt with its tokens sends upstream.
 type Provider struct {
-	// Name is the pool the login belongs to, NameAnthropic or NameOpenAI;
-	// it also picks the token endpoint's dialect (JSON at Anthropic, a
-	// form at OpenAI).
+	// Name is the pool the login belongs to, NameAnthropic, NameOpenAI or
+	// NameGoogle; it also picks the token endpoint's dialect (JSON at
+	// Anthropic, a form at OpenAI and Google).
 	Name         string
 	AuthorizeURL string
 	// TokenURL is tried first for code exchange and refresh; on a
 	// connection that could not be made, or a 404, the next of
 	// TokenURLs is tried.
-	TokenURL    string
-	TokenURLs   []string // fallbacks after TokenURL; empty for a configured endpoint
-	ClientID    string
-	RedirectURI string
+	TokenURL  string
+	TokenURLs []string // fallbacks after TokenURL; empty for a configured endpoint
+	ClientID  string
+	// ClientSecret goes in the form of every token request when set:
+	// Google's installed-app clients have one, which Google documents as
+	// not secret (it ships inside Gemini CLI).
+	ClientSecret string
+	RedirectURI  string
 	// FallbackRedirectURIs are tried in turn when RedirectURI's port is
 	// taken; each must be registered with the provider like RedirectURI.
 	FallbackRedirectURIs []string
-	Scope                string
+	// PasteRedirectURI, when set, replaces RedirectURI when nothing
+	// listens for the callback: a page of the provider's that shows the
+	// code for pasting (Gemini CLI's NO_BROWSER login).
+	PasteRedirectURI string
+	// UserInfoURL, when set, is asked for the account's email after the
+	// code exchange, with the new access token (Google's userinfo).
+	UserInfoURL string
+	Scope       string
 	// RefreshScope is sent with a refresh; empty sends none.
 	RefreshScope string
 	// AuthorizeParams are extra query parameters of the authorize URL.
 	AuthorizeParams map[string]string
 	// APIBaseURL, when set, is where requests with these tokens go
-	// instead of the pool's base_url: the ChatGPT Codex backend.
+	// instead of the pool's base_url: the ChatGPT Codex backend, Google's
+	// Code Assist.
 	APIBaseURL string
 }
 
@@ -162,9 +176,9 @@ func (p Provider) tokenURLs() []string {
 
 // Auth is what one attempt sends with t: exactly what the upstream needs
 // for a subscription token, and nothing that claims to be another client
-// (no user-agent or originator of Claude Code or Codex). The proxy has
-// already removed the client's own auth headers; anthropic-beta is merged
-// with the client's betas there.
+// (no user-agent or originator of Claude Code, Codex or Gemini CLI). The
+// proxy has already removed the client's own auth headers; anthropic-beta
+// is merged with the client's betas there.
 func (p Provider) Auth(t Tokens) auth.Auth {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+t.Access)
@@ -179,6 +193,10 @@ func (p Provider) Auth(t Tokens) auth.Auth {
 		// The Codex backend answers /responses under its base URL, with
 		// no /v1.
 		return auth.Auth{Header: h, BaseURL: strings.TrimRight(p.APIBaseURL, "/"), StripV1: p.APIBaseURL != ""}
+	case NameGoogle:
+		// A Google login is answered by Code Assist, not the Gemini API,
+		// and every call names the login's project.
+		return auth.Auth{Header: h, BaseURL: strings.TrimRight(p.APIBaseURL, "/"), CodeAssist: true, Project: t.Project}
 	}
 	return auth.Auth{Header: h}
 }

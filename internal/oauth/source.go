@@ -19,6 +19,7 @@ import (
 const (
 	SourceClaudeCode = "claude-code"
 	SourceCodex      = "codex"
+	// SourceGeminiCLI is in google_source.go.
 )
 
 // ErrNoLogin: the CLI holds no subscription login subpool can use.
@@ -29,7 +30,7 @@ var ErrNoLogin = errors.New("no login found")
 // CLI and subpool must share one: subpool re-reads the source before it
 // refreshes and writes what it got back after.
 type Source struct {
-	Kind     string // SourceClaudeCode or SourceCodex
+	Kind     string // SourceClaudeCode, SourceCodex or SourceGeminiCLI
 	Path     string // the CLI's token file
 	Keychain string // macOS: the keychain item (service name) instead of Path
 	// Dir is Claude Code's secure-storage directory, where it takes its
@@ -203,6 +204,10 @@ func (s Source) Read() (Tokens, error) {
 			return Tokens{}, fmt.Errorf("%w: %s holds no ChatGPT login; run `codex login` first", ErrNoLogin, s)
 		}
 		t = Tokens{Access: f.Tokens.AccessToken, Refresh: f.Tokens.RefreshToken, IDToken: f.Tokens.IDToken, AccountID: f.Tokens.AccountID}
+	case SourceGeminiCLI:
+		if t, err = readGeminiCLI(s, b); err != nil {
+			return Tokens{}, err
+		}
 	default:
 		return Tokens{}, fmt.Errorf("unknown login source %q", s.Kind)
 	}
@@ -237,7 +242,10 @@ var errSourceMoved = errors.New("the source holds another login now")
 
 // write is Write, but when expect is set it leaves a source alone whose
 // refresh token is no longer expect (nor t's): that login is newer than
-// subpool's and must not be overwritten.
+// subpool's and must not be overwritten. Nor is a source overwritten that
+// holds t's own refresh token with an access token that outlives t's:
+// the CLI refreshed that grant after subpool did (Google's refresh tokens
+// do not rotate, so both refreshes hold), and its token stays.
 func (s Source) write(t Tokens, expect string) error {
 	b, err := s.load()
 	if err != nil {
@@ -247,6 +255,9 @@ func (s Source) write(t Tokens, expect string) error {
 		cur, err := s.Read()
 		if err == nil && cur.Refresh != expect && cur.Refresh != t.Refresh {
 			return errSourceMoved
+		}
+		if err == nil && cur.Refresh == t.Refresh && cur.Access != t.Access && cur.ExpiresAt.After(t.ExpiresAt) {
+			return nil
 		}
 	}
 	var out []byte
@@ -270,6 +281,8 @@ func (s Source) write(t Tokens, expect string) error {
 			// Codex refreshes by the age of last_refresh; ours counts.
 			out, err = editJSON(out, "", map[string]any{"last_refresh": time.Now().UTC().Format(time.RFC3339Nano)})
 		}
+	case SourceGeminiCLI:
+		out, err = geminiCLIFile(b, t)
 	default:
 		return fmt.Errorf("unknown login source %q", s.Kind)
 	}
@@ -280,7 +293,11 @@ func (s Source) write(t Tokens, expect string) error {
 		if s.Keychain != "" {
 			return writeKeychain(s.Keychain, out)
 		}
-		return replaceFile(s.Path, out)
+		var mode fs.FileMode // the file's own
+		if s.Kind == SourceGeminiCLI {
+			mode = geminiCredsMode
+		}
+		return replaceFile(s.Path, out, mode)
 	}
 	if dir := s.lockDir(); dir != "" {
 		// Claude Code writes its credentials under this lock; so does
@@ -414,10 +431,10 @@ func indentOf(doc []byte) string {
 	return string(rest[:n])
 }
 
-// replaceFile writes data over path atomically, keeping path's mode. A
-// symlinked file (a dotfiles manager's) is replaced at its target, so the
-// link survives.
-func replaceFile(path string, data []byte) error {
+// replaceFile writes data over path atomically, with mode, or keeping
+// path's mode when mode is 0. A symlinked file (a dotfiles manager's) is
+// replaced at its target, so the link survives.
+func replaceFile(path string, data []byte, mode fs.FileMode) error {
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		path = p
 	}
@@ -425,7 +442,10 @@ func replaceFile(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("cannot update %s: %v", path, err)
 	}
-	if err := atomicfile.Write(path, data, fi.Mode().Perm()); err != nil {
+	if mode == 0 {
+		mode = fi.Mode().Perm()
+	}
+	if err := atomicfile.Write(path, data, mode); err != nil {
 		return fmt.Errorf("cannot update %s: %v", path, err)
 	}
 	return nil

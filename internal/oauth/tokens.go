@@ -14,7 +14,7 @@ import (
 type Tokens struct {
 	Access    string
 	Refresh   string
-	IDToken   string // ChatGPT: a JWT with the account's claims
+	IDToken   string // ChatGPT, Google: a JWT with the account's claims
 	AccountID string // ChatGPT: chatgpt_account_id, sent as chatgpt-account-id
 	// ExpiresAt is the access token's expiry; zero when unknown, and then
 	// the token is refreshed only when an upstream refuses it.
@@ -22,6 +22,10 @@ type Tokens struct {
 	// Email and Plan name the account for a label, when the provider says.
 	Email string
 	Plan  string
+	// Project is the Google Cloud project Code Assist serves a Google
+	// login under (internal/codeassist finds it, as Gemini CLI does at
+	// login); "" for the other providers.
+	Project string
 	// Source is the CLI file (or macOS keychain item) an imported login
 	// came from and is kept in step with; zero for subpool's own logins.
 	Source Source
@@ -36,6 +40,7 @@ const (
 	keyAccount        = "account_id"
 	keyEmail          = "email"
 	keyPlan           = "plan"
+	keyProject        = "project"
 	keySource         = "source"
 	keySourcePath     = "source_path"
 	keySourceKeychain = "source_keychain"
@@ -61,6 +66,7 @@ func (t Tokens) Secret() map[string]string {
 	set(keyAccount, t.AccountID)
 	set(keyEmail, t.Email)
 	set(keyPlan, t.Plan)
+	set(keyProject, t.Project)
 	set(keySource, t.Source.Kind)
 	set(keySourcePath, t.Source.Path)
 	set(keySourceKeychain, t.Source.Keychain)
@@ -74,7 +80,7 @@ func (t Tokens) Secret() map[string]string {
 func FromSecret(m map[string]string) (Tokens, error) {
 	t := Tokens{
 		Access: m[keyAccess], Refresh: m[keyRefresh], IDToken: m[keyIDToken], AccountID: m[keyAccount],
-		Email: m[keyEmail], Plan: m[keyPlan],
+		Email: m[keyEmail], Plan: m[keyPlan], Project: m[keyProject],
 		Source: Source{Kind: m[keySource], Path: m[keySourcePath], Keychain: m[keySourceKeychain], Dir: m[keySourceDir]},
 	}
 	if t.Access == "" && t.Refresh == "" {
@@ -194,6 +200,9 @@ func (t Tokens) merge(n Tokens) Tokens {
 	}
 	if n.Plan != "" {
 		out.Plan = n.Plan
+	}
+	if n.Project != "" {
+		out.Project = n.Project
 	}
 	return out
 }
