@@ -46,7 +46,12 @@ const (
 // not to the Gemini API of the pool's base_url.
 //
 // The authorize URL carries access_type=offline, as Gemini CLI's does, so
-// that Google grants a refresh token. Gemini CLI sends no PKCE challenge
+// that Google grants a refresh token, and prompt=consent, which Gemini
+// CLI does not send: Google issues a refresh token only with a consent
+// screen, and skips that screen for an account that has already allowed
+// the client, which is Gemini CLI's and so very likely allowed. A login
+// whose answer still lacks one fails rather than dying within the hour.
+// Gemini CLI sends no PKCE challenge
 // on its loopback login (only on its NO_BROWSER one); subpool sends one on
 // both, which Google accepts from installed apps and which keeps a stolen
 // code useless. A refresh sends no scope (google-auth-library sends none)
@@ -67,7 +72,7 @@ func Google(tokenURL, codeAssistURL string) Provider {
 		RedirectURI: GoogleRedirectURI, PasteRedirectURI: GooglePasteRedirectURI,
 		UserInfoURL:     GoogleUserInfoURL,
 		Scope:           GoogleScope,
-		AuthorizeParams: map[string]string{"access_type": "offline"},
+		AuthorizeParams: map[string]string{"access_type": "offline", "prompt": "consent"},
 		APIBaseURL:      codeAssistURL,
 	}
 }

@@ -29,16 +29,23 @@ type fakeGoogle struct {
 	email      string // the account
 	idNoEmail  bool   // the id token leaves the email out
 	userinfoKO bool   // userinfo answers 500
-	codes      map[string]grantReq
-	refresh    map[string]bool // live refresh tokens
-	access     map[string]bool // live access tokens
-	n          int
-	forms      []url.Values // every token request, as sent
-	ctypes     []string
-	refreshes  int
+	// allowed: the account has allowed the client before, so without
+	// prompt=consent Google shows no consent screen and its code brings
+	// no refresh token.
+	allowed   bool
+	codes     map[string]grantReq
+	refresh   map[string]bool // live refresh tokens
+	access    map[string]bool // live access tokens
+	n         int
+	forms     []url.Values // every token request, as sent
+	ctypes    []string
+	refreshes int
 }
 
-type grantReq struct{ challenge, redirect string }
+type grantReq struct {
+	challenge, redirect string
+	noRefresh           bool
+}
 
 func newFakeGoogle(t *testing.T) *fakeGoogle {
 	g := &fakeGoogle{t: t, email: "ada.lovelace@gmail.com", codes: map[string]grantReq{}, refresh: map[string]bool{}, access: map[string]bool{}}
@@ -74,7 +81,7 @@ func (g *fakeGoogle) authorize(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	g.n++
 	code := fmt.Sprintf("4/0AVG7fiQ-code-%d", g.n)
-	g.codes[code] = grantReq{challenge: q.Get("code_challenge"), redirect: redirect}
+	g.codes[code] = grantReq{challenge: q.Get("code_challenge"), redirect: redirect, noRefresh: g.allowed && q.Get("prompt") != "consent"}
 	g.mu.Unlock()
 	back := url.Values{"state": {q.Get("state")}, "code": {code}, "scope": {"email profile https://www.googleapis.com/auth/cloud-platform openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile"}, "authuser": {"0"}, "prompt": {"consent"}}
 	http.Redirect(w, r, redirect+"?"+back.Encode(), http.StatusFound)
@@ -110,9 +117,12 @@ func (g *fakeGoogle) token(w http.ResponseWriter, r *http.Request) {
 			fail(400, "invalid_grant", "Bad Request")
 			return
 		}
-		g.n++
-		rt := fmt.Sprintf("1//0gLxRefreshToken-%d", g.n)
-		g.refresh[rt] = true
+		rt := ""
+		if !gr.noRefresh {
+			g.n++
+			rt = fmt.Sprintf("1//0gLxRefreshToken-%d", g.n)
+			g.refresh[rt] = true
+		}
 		g.answer(w, rt)
 	case "refresh_token":
 		g.refreshes++

@@ -30,6 +30,7 @@ func keys(v url.Values) string {
 func TestGoogleLoginThroughTheCallback(t *testing.T) {
 	g := newFakeGoogle(t)
 	g.idNoEmail = true // the email can only come from userinfo
+	g.allowed = true   // Gemini CLI's client is allowed already: only prompt=consent brings a refresh token
 	clk := clock.NewFake(epoch)
 	ctx := guard(t)
 	l, err := StartLogin(ctx, g.provider(), LoginOptions{Clock: clk})
@@ -44,7 +45,7 @@ func TestGoogleLoginThroughTheCallback(t *testing.T) {
 	u, _ := url.Parse(l.URL())
 	q := u.Query()
 	if q.Get("access_type") != "offline" || q.Get("scope") != GoogleScope || q.Get("client_id") != GoogleClientID ||
-		q.Get("redirect_uri") != l.RedirectURI() || q.Get("state") == "" || q.Get("code_challenge_method") != "S256" || q.Has("prompt") {
+		q.Get("redirect_uri") != l.RedirectURI() || q.Get("state") == "" || q.Get("code_challenge_method") != "S256" || q.Get("prompt") != "consent" {
 		t.Fatalf("authorize URL %s", l.URL())
 	}
 	done := make(chan error, 1)
@@ -106,6 +107,29 @@ func TestGoogleLoginByPaste(t *testing.T) {
 	}
 	if forms, _, _ := g.stats(); forms[0].Get("redirect_uri") != GooglePasteRedirectURI {
 		t.Fatalf("exchange %v", forms)
+	}
+}
+
+// A code that brings no refresh token (no consent screen was shown) is
+// refused: the login would end within the hour.
+func TestGoogleLoginWithoutRefreshTokenFails(t *testing.T) {
+	g := newFakeGoogle(t)
+	g.allowed = true
+	p := g.provider()
+	delete(p.AuthorizeParams, "prompt")
+	ctx := guard(t)
+	l, err := StartLogin(ctx, p, LoginOptions{Clock: clock.NewFake(epoch), NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(l.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := l.Complete(ctx, resp.Header.Get("Location")); err == nil || !strings.Contains(err.Error(), "no refresh token") {
+		t.Fatalf("%v", err)
 	}
 }
 

@@ -298,6 +298,9 @@ func (l *Login) finish(ctx context.Context, code, state string) (Tokens, error) 
 		}
 		return Tokens{}, err
 	}
+	if l.p.Name == NameGoogle && t.Refresh == "" {
+		return Tokens{}, errors.New("Google gave this login no refresh token, so it would end within the hour; start the login again and allow the access Google asks for")
+	}
 	if l.p.UserInfoURL != "" {
 		// As Gemini CLI does: a login without its email still works, so
 		// a failure here only leaves the label plainer.
