@@ -34,8 +34,9 @@ type Source struct {
 	Path     string // the CLI's token file
 	Keychain string // macOS: the keychain item (service name) instead of Path
 	// Dir is Claude Code's secure-storage directory, where it takes its
-	// refresh and write locks (lockfile.go); "" for Codex. Logins imported
-	// before subpool knew it use the token file's directory.
+	// refresh and write locks (lockfile.go); "" for Codex and Gemini CLI,
+	// which take none. Logins imported before subpool knew it use the
+	// token file's directory.
 	Dir string
 }
 
@@ -232,8 +233,9 @@ func (s Source) load() ([]byte, error) {
 
 // Write puts t's tokens into the source so the CLI uses them next,
 // changing nothing else: other keys stay as they were, in their order,
-// and the file keeps its mode. The file is replaced atomically (temp
-// file, fsync, rename), so the CLI never reads half of it.
+// and the file keeps its mode (Gemini CLI's gets 0600, as the CLI sets
+// it on every write). The file is replaced atomically (temp file, fsync,
+// rename), so the CLI never reads half of it.
 func (s Source) Write(t Tokens) error { return s.write(t, "") }
 
 // errSourceMoved: the source holds a refresh token that is neither the
