@@ -95,6 +95,12 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "login", err)
 	}
+	if provider == config.Google {
+		fmt.Fprintln(out, "Asking Code Assist which Google Cloud project serves this login…")
+		if err := daemon.CompleteGoogleLogin(ctx, cfg.Providers[provider], &tok, time.Now()); err != nil {
+			return fail(stderr, "login", err)
+		}
+	}
 
 	lbl := *label
 	if lbl == "" {
@@ -202,12 +208,12 @@ var openBrowser = func(u string) error {
 }
 
 func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("import", "claude-code|codex [--label L] [--home DIR]",
-		"Imports the subscription login that Claude Code (~/.claude/.credentials.json, or the macOS keychain) or Codex CLI ($CODEX_HOME/auth.json) holds.\n"+
+	f := newFlags("import", "claude-code|codex|gemini-cli [--label L] [--home DIR]",
+		"Imports the subscription login that Claude Code (~/.claude/.credentials.json, or the macOS keychain), Codex CLI ($CODEX_HOME/auth.json) or Gemini CLI (~/.gemini/oauth_creds.json) holds.\n"+
 			"The CLI keeps working: subpool re-reads its file before every refresh and writes the new tokens back (see docs/subscriptions.md).")
 	label := f.String("label", "", "a name you will recognise (default: the CLI and the account's email)")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parseArgs(args, 1, "name one CLI: claude-code or codex", stdout, stderr); done {
+	if code, done := f.parseArgs(args, 1, "name one CLI: claude-code, codex or gemini-cli", stdout, stderr); done {
 		return code
 	}
 	var (
@@ -222,8 +228,11 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case oauth.SourceCodex:
 		provider = config.OpenAI
 		src, err = oauth.DetectCodex()
+	case oauth.SourceGeminiCLI, "gemini":
+		provider = config.Google
+		src, err = oauth.DetectGeminiCLI()
 	default:
-		fmt.Fprintf(stderr, "subpool import: unknown CLI %q; use claude-code or codex\n", f.pos[0])
+		fmt.Fprintf(stderr, "subpool import: unknown CLI %q; use claude-code, codex or gemini-cli\n", f.pos[0])
 		return 2
 	}
 	if err != nil {
@@ -238,6 +247,19 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if src.Kind == oauth.SourceClaudeCode && tok.Email == "" {
 		tok.Email = oauth.ClaudeCodeEmail()
+	}
+	if src.Kind == oauth.SourceGeminiCLI {
+		if tok.Email == "" {
+			tok.Email = oauth.GeminiCLIEmail()
+		}
+		_, cfg, err := homeConfig(*home)
+		if err != nil {
+			return fail(stderr, "import", err)
+		}
+		// Gemini CLI keeps no project on disk; it asks at every start.
+		if err := daemon.CompleteGoogleLogin(context.Background(), cfg.Providers[provider], &tok, time.Now()); err != nil {
+			return fail(stderr, "import", err)
+		}
 	}
 	lbl := *label
 	if lbl == "" {

@@ -125,6 +125,8 @@ func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
 		return oauth.Anthropic(cp.TokenURL), true
 	case config.OpenAI:
 		return oauth.OpenAI(cp.TokenURL, cp.ChatGPTBaseURL), true
+	case config.Google:
+		return oauth.Google(cp.TokenURL, cp.CodeAssistURL), true
 	}
 	return oauth.Provider{}, false
 }
@@ -132,7 +134,7 @@ func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
 // oauthAuth is the oauth branch of the server's authenticator: the
 // credential's access token, renewed when due or when refresh is set (an
 // upstream said auth_expired), with the headers its upstream needs.
-func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp config.Provider, refresh bool) (auth.Auth, error) {
+func oauthAuth(ctx context.Context, m *oauth.Manager, ps *projects, cred pool.Credential, cp config.Provider, refresh bool) (auth.Auth, error) {
 	p, ok := OAuthProvider(cp)
 	if !ok {
 		return auth.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", auth.ErrRelogin, cred.Provider, cred.ID)
@@ -142,6 +144,9 @@ func oauthAuth(ctx context.Context, m *oauth.Manager, cred pool.Credential, cp c
 		// A ChatGPT login is answered by the Codex backend, whose refusals
 		// (usage_limit_reached on a 403, say) are not api.openai.com's.
 		a.Profile = classify.Lookup("chatgpt")
+	}
+	if err == nil && a.CodeAssist && a.Project == "" {
+		a.Project, err = ps.project(ctx, cred.ID, cp, a)
 	}
 	return a, err
 }
@@ -158,12 +163,13 @@ const loginTimeout = 10 * time.Minute
 func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
 	p, ok := OAuthProvider(cfg.Providers[provider])
 	if !ok {
-		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic and openai do); add an API key instead", api.ErrUnsupported, provider)
+		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic, openai and google do); add an API key instead", api.ErrUnsupported, provider)
 	}
-	return runBrowserLogin(p, provider, label, clock.Real{}, add, logf)
+	return runBrowserLogin(p, cfg.Providers[provider], label, clock.Real{}, add, logf)
 }
 
-func runBrowserLogin(p oauth.Provider, provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+	provider := p.Name
 	ctx, cancel := context.WithTimeout(context.Background(), loginTimeout)
 	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Clock: clk})
 	if err != nil {
@@ -182,6 +188,12 @@ func runBrowserLogin(p oauth.Provider, provider, label string, clk clock.Clock, 
 		if err != nil {
 			logf("login to %s did not finish: %v", provider, err)
 			return
+		}
+		if provider == config.Google {
+			if err := CompleteGoogleLogin(ctx, cp, &tok, time.Now()); err != nil {
+				logf("login to %s: %v", provider, err)
+				return
+			}
 		}
 		if label == "" {
 			label = tok.Label(provider)

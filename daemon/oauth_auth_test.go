@@ -30,7 +30,7 @@ func TestBrowserLoginForTheTray(t *testing.T) {
 		return "anthropic-abc123", nil
 	}
 	logs := &logBuf{}
-	ls, err := runBrowserLogin(p, "anthropic", "", nil, add, logs.logf)
+	ls, err := runBrowserLogin(p, config.Provider{Name: "anthropic"}, "", nil, add, logs.logf)
 	if err != nil || ls.Provider != "anthropic" || !strings.HasPrefix(ls.URL, p.AuthorizeURL+"?") {
 		t.Fatalf("%+v %v", ls, err)
 	}

@@ -21,6 +21,7 @@ type secrets struct {
 	keys      func() (keychain.Store, error)
 	providers map[string]config.Provider
 	oauth     *oauth.Manager // subscriptions; nil where none can be used (tests)
+	projects  projects       // Google logins' Code Assist projects
 
 	mu    sync.Mutex
 	cache map[string]map[string]string
@@ -58,13 +59,14 @@ func (s *secrets) forget(id string) {
 	s.mu.Lock()
 	delete(s.cache, id)
 	delete(s.keyHeaders, id)
+	s.projects.forget(id)
 	s.mu.Unlock()
 }
 
 // Auth implements auth.Authenticator.
 func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth && s.oauth != nil {
-		return oauthAuth(ctx, s.oauth, cred, s.providers[cred.Provider], refresh)
+		return oauthAuth(ctx, s.oauth, &s.projects, cred, s.providers[cred.Provider], refresh)
 	}
 	if refresh {
 		return auth.Auth{}, auth.ErrNoRefresh

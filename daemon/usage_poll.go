@@ -162,6 +162,9 @@ func (u *usagePoller) fetch(ctx context.Context, c api.CredentialStatus, cp conf
 	if err != nil {
 		return classify.Quota{}, 0, err
 	}
+	if a.CodeAssist {
+		return u.fetchGoogle(ctx, cp, a)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.UsageURL, nil)
 	if err != nil {
 		return classify.Quota{}, 0, err
