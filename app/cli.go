@@ -403,14 +403,23 @@ wire_api = "responses"
 export SUBPOOL_API_KEY=%s
 `, base, key)
 	case "gemini-cli":
-		// Gemini CLI's Gemini API mode takes a base URL and a key; the
-		// key goes as x-goog-api-key, which subpool reads as its client
-		// key. Its "Use Gemini API key" auth must be selected.
-		return fmt.Sprintf(`# Gemini CLI: run in your shell, and choose "Use Gemini API key" in /auth
-# (or "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json)
+		// Read in Gemini CLI 0.61.0: with GOOGLE_GEMINI_BASE_URL set it
+		// needs the key auth selected in settings (else it takes a
+		// "gateway" it cannot run); its login mode takes a fixed access
+		// token from GOOGLE_CLOUD_ACCESS_TOKEN with GOOGLE_GENAI_USE_GCA,
+		// which reaches Code Assist at CODE_ASSIST_ENDPOINT. Either way the
+		// key is subpool's client key, and the pool's Google logins and
+		// Gemini API keys both serve it.
+		return fmt.Sprintf(`# Gemini CLI, Gemini API mode (served by your Google logins and Gemini API keys):
+# in ~/.gemini/settings.json: {"security": {"auth": {"selectedType": "gemini-api-key"}}}
 export GOOGLE_GEMINI_BASE_URL=%s
 export GEMINI_API_KEY=%s
-`, base, key)
+
+# or "Login with Google" mode (Code Assist; needs a Google login in subpool):
+# export GOOGLE_GENAI_USE_GCA=true
+# export CODE_ASSIST_ENDPOINT=%s
+# export GOOGLE_CLOUD_ACCESS_TOKEN=%s
+`, base, key, base, key)
 	case "opencode":
 		b, _ := json.MarshalIndent(map[string]any{
 			"$schema": "https://opencode.ai/config.json",

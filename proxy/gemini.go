@@ -138,8 +138,14 @@ func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au
 			s.path = codeAssistPrefix + "/" + c.op
 		}
 		s.body = body
-		if c.modelMethod() && body != nil {
+		switch {
+		case c.modelMethod() && body != nil:
 			s.body = setEnvelope(body, model, au.Project, c.method)
+		case body != nil && c.method != "loadCodeAssist" && c.method != "onboardUser":
+			// retrieveUserQuota, listExperiments…: about the project of
+			// the login that answers. (The two setup calls name the
+			// person's own project, if any, and are left as they are.)
+			s.body = setProject(body, au.Project)
 		}
 	case c.codeAssist:
 		if !c.modelMethod() {
@@ -230,6 +236,33 @@ func setEnvelope(body []byte, model, project, method string) []byte {
 		}
 	}
 	b, _ := json.Marshal(env)
+	return b
+}
+
+// setProject names project in a Code Assist call's top-level "project"
+// and its metadata's "duetProject", where the body has them.
+func setProject(body []byte, project string) []byte {
+	var m map[string]json.RawMessage
+	if project == "" || json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	p, _ := json.Marshal(project)
+	changed := false
+	if _, ok := m["project"]; ok {
+		m["project"], changed = p, true
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(m["metadata"], &meta) == nil {
+		if _, ok := meta["duetProject"]; ok {
+			meta["duetProject"] = p
+			m["metadata"], _ = json.Marshal(meta)
+			changed = true
+		}
+	}
+	if !changed {
+		return body
+	}
+	b, _ := json.Marshal(m)
 	return b
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/proxy/auth"
 )
@@ -132,5 +133,49 @@ func TestGoogleErrorShape(t *testing.T) {
 	}
 	if ev := string(statusEvent("gemini", 503, "", "x")); !strings.HasPrefix(ev, `data: {"error":{"code":503,`) || !strings.HasSuffix(ev, "\n\n") {
 		t.Errorf("gemini stream error: %q", ev)
+	}
+}
+
+// Gemini CLI reads neither x-should-retry nor Retry-After: whether to
+// retry travels in a RetryInfo, final past 300 s.
+func TestGoogleRefusalSaysWhetherToRetry(t *testing.T) {
+	delay := func(b []byte) string {
+		var v struct {
+			Error struct {
+				Details []struct {
+					Type       string `json:"@type"`
+					RetryDelay string `json:"retryDelay"`
+				}
+			}
+		}
+		if json.Unmarshal(b, &v) != nil || len(v.Error.Details) == 0 {
+			return ""
+		}
+		return v.Error.Details[0].RetryDelay
+	}
+	if d := delay(googleRefusal(503, "every key is cooling", 0, noRetry)); d != "301s" {
+		t.Errorf("final 503: retryDelay %q, want 301s", d)
+	}
+	if d := delay(googleRefusal(429, "cooling", 42*time.Second, mayRetry)); d != "42s" {
+		t.Errorf("429 with a time: retryDelay %q, want 42s", d)
+	}
+	if d := delay(googleRefusal(429, "cooling", 20*time.Minute, noRetry)); d != "1200s" {
+		t.Errorf("final 429 with a long time: retryDelay %q", d)
+	}
+	if d := delay(googleRefusal(401, "wrong client key", 0, noRetry)); d != "" {
+		t.Errorf("a 401 is never retried: no RetryInfo wanted, got %q", d)
+	}
+	if d := delay(googleRefusal(503, "busy", 0, mayRetry)); d != "" {
+		t.Errorf("a 503 that may be retried at the client's pace: got %q", d)
+	}
+}
+
+func TestSetProjectOfCodeAssistCalls(t *testing.T) {
+	got := string(setProject([]byte(`{"project":"theirs","metadata":{"ideName":"IDE_UNSPECIFIED","duetProject":"theirs"}}`), "ours"))
+	if got != `{"metadata":{"duetProject":"ours","ideName":"IDE_UNSPECIFIED"},"project":"ours"}` {
+		t.Errorf("setProject = %s", got)
+	}
+	if got := string(setProject([]byte(`{"tierId":"free-tier"}`), "ours")); got != `{"tierId":"free-tier"}` {
+		t.Errorf("a body without a project changed: %s", got)
 	}
 }

@@ -45,7 +45,46 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 		h.Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(status)
+	if wire == "gemini" {
+		w.Write(googleRefusal(status, ownWords(msg), retryAfter, hint))
+		return
+	}
 	w.Write(errorBody(wire, status, ownWords(msg)))
+}
+
+// googleFinal is the shortest RetryInfo delay Gemini CLI takes as final:
+// it reads no x-should-retry or Retry-After, but gives up at once on a
+// quota error whose retryDelay is over 300 s (classifyGoogleError,
+// Gemini CLI 0.61.0), and waits at least the delay before retrying one
+// under it.
+const googleFinal = 301 * time.Second
+
+// googleRefusal is subpool's refusal in Google's shape, saying in the one
+// way Gemini CLI reads whether to retry: a RetryInfo on the statuses its
+// quota rule covers (429, 499, 503).
+func googleRefusal(status int, msg string, retryAfter time.Duration, hint retryHint) []byte {
+	delay := retryAfter
+	if hint == noRetry {
+		delay = max(delay, googleFinal)
+	}
+	if delay <= 0 || !(status == http.StatusTooManyRequests || status == 499 || status == http.StatusServiceUnavailable) {
+		return googleError(status, msg)
+	}
+	type detail struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"`
+	}
+	type ge struct {
+		Code    int      `json:"code"`
+		Message string   `json:"message"`
+		Status  string   `json:"status"`
+		Details []detail `json:"details"`
+	}
+	b, _ := json.Marshal(struct {
+		Error ge `json:"error"`
+	}{ge{Code: status, Message: msg, Status: googleStatus(status),
+		Details: []detail{{"type.googleapis.com/google.rpc.RetryInfo", strconv.Itoa(int(math.Ceil(delay.Seconds()))) + "s"}}}})
+	return b
 }
 
 // clientRewrites are phrases Claude Code never shows: an error whose text
