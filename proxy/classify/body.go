@@ -16,9 +16,9 @@ import (
 // show the most specific one, and an in-stream error takes its status from
 // the most specific one that has one.
 const (
-	rankDetails = iota // error.details.error_code (Anthropic spend cap)
+	rankDetails = iota // error.details.error_code (Anthropic spend cap), Google's ErrorInfo.reason
 	rankCode           // error.code
-	rankType           // error.type
+	rankType           // error.type, Google's error.status
 	rankTop            // top-level "error" string, "code", "codex_error_info"
 	rankTopType        // top-level "type" (an SSE event's own name)
 )
@@ -52,6 +52,10 @@ type fields struct {
 	resetsIn     string // seconds (Codex)
 	retryAfterMS string
 	retryAfterS  string
+
+	// g is what a Google error says beyond its codes (google.go); nil
+	// for every other shape.
+	g *googleFields
 }
 
 // parseBody reads an error body. A body that is not a JSON object keeps
@@ -60,10 +64,13 @@ type fields struct {
 func parseBody(b []byte) *fields {
 	f := &fields{}
 	b = bytes.TrimSpace(b)
-	if m := decodeObject(b); m != nil {
+	if m := decodeError(b); m != nil {
 		f.root(m)
 		slices.SortStableFunc(f.ids, func(a, b ident) int { return a.rank - b.rank })
 		f.text = f.msg
+		if f.g != nil {
+			f.g.fromMessage(strings.ToLower(f.msg))
+		}
 		return f
 	}
 	if len(b) == 0 {
@@ -71,7 +78,7 @@ func parseBody(b []byte) *fields {
 	}
 	switch b[0] {
 	case '<': // HTML: nothing to match or quote
-	case '{': // JSON cut short: match its text, quote none of it
+	case '{', '[': // JSON cut short: match its text, quote none of it
 		f.text = string(b)
 	default:
 		f.text = string(b)
@@ -81,6 +88,25 @@ func parseBody(b []byte) *fields {
 }
 
 type object = map[string]any
+
+// decodeError decodes an error body: a JSON object, or an array whose
+// first element is one. The Gemini API and Code Assist answer the
+// streaming methods with an array of responses, and refuse them with an
+// array holding one error ([{"error":{…}}]); Gemini CLI reads the first
+// element the same way (googleErrors.ts, parseGoogleApiError).
+func decodeError(b []byte) object {
+	if len(b) == 0 || b[0] != '[' {
+		return decodeObject(b)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var list []any
+	if dec.Decode(&list) != nil || len(list) == 0 {
+		return nil
+	}
+	m, _ := list[0].(object)
+	return m
+}
 
 // decodeObject decodes a JSON object; nil when b is not one.
 func decodeObject(b []byte) object {
@@ -150,9 +176,14 @@ func (f *fields) root(m object) {
 
 // errObj reads an error object: OpenAI, Anthropic and z.ai all put type,
 // code and message here; Codex adds its reset fields; Anthropic's spend
-// cap hides its code under details.
+// cap hides its code under details; Google names its canonical code in
+// status and explains itself in a details list (google.go).
 func (f *fields) errObj(m object, msgRank, depth int, details bool) {
 	f.addID(scalar(m["type"]), rankType)
+	if s := scalar(m["status"]); isCanonicalCode(s) {
+		f.addID(s, rankType)
+		f.google()
+	}
 	codeRank := rankCode
 	if details {
 		codeRank = rankDetails
@@ -168,8 +199,15 @@ func (f *fields) errObj(m object, msgRank, depth int, details bool) {
 	} else {
 		f.setMsg(scalar(m["message"]), msgRank)
 	}
-	if d, ok := m["details"].(object); ok && depth == 0 {
-		f.errObj(d, msgRank, depth+1, true)
+	switch d := m["details"].(type) {
+	case object:
+		if depth == 0 {
+			f.errObj(d, msgRank, depth+1, true)
+		}
+	case []any:
+		if depth == 0 {
+			f.googleDetails(d)
+		}
 	}
 	f.numbers(m)
 }
@@ -226,10 +264,10 @@ func isDigits(s string) bool {
 
 // isStreamError reports whether the data of an unnamed SSE event is an
 // error rather than content: an Anthropic error typed in its data, a
-// Chat Completions {"error":{…}}, or a relayed Codex failure that carries
-// only {"message":…,"codex_error_info":"server_overloaded"}.
+// Chat Completions or Gemini {"error":{…}}, or a relayed Codex failure
+// that carries only {"message":…,"codex_error_info":"server_overloaded"}.
 func isStreamError(data []byte) bool {
-	m := decodeObject(bytes.TrimSpace(data))
+	m := decodeError(bytes.TrimSpace(data))
 	switch {
 	case m == nil:
 		return false // "[DONE]", a comment, nothing

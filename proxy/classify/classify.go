@@ -25,6 +25,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -230,13 +231,39 @@ func streamStatus(f *fields) int {
 			return s
 		}
 	}
+	// Google's error.code is the HTTP status itself.
+	if f.g != nil {
+		for _, id := range f.ids {
+			if n, err := strconv.Atoi(id.s); err == nil && len(id.s) == 3 && n >= 400 && n <= 599 {
+				return n
+			}
+		}
+	}
 	return http.StatusInternalServerError
 }
 
 // streamCodeStatus: each error type's status on its own API, from
 // docs.claude.com/en/api/errors (400 … 529) and OpenAI's error-code guide
-// (429, 500, 503); Codex's codes as the ChatGPT backend answers them.
+// (429, 500, 503); Codex's codes as the ChatGPT backend answers them;
+// Google's canonical codes as google.rpc.Code maps them to HTTP
+// (googleapis/google/rpc/code.proto).
 var streamCodeStatus = map[string]int{
+	"RESOURCE_EXHAUSTED":      429,
+	"UNAVAILABLE":             503,
+	"INTERNAL":                500,
+	"DEADLINE_EXCEEDED":       504,
+	"INVALID_ARGUMENT":        400,
+	"FAILED_PRECONDITION":     400,
+	"OUT_OF_RANGE":            400,
+	"UNAUTHENTICATED":         401,
+	"PERMISSION_DENIED":       403,
+	"NOT_FOUND":               404,
+	"ABORTED":                 409,
+	"ALREADY_EXISTS":          409,
+	"CANCELLED":               499,
+	"UNIMPLEMENTED":           501,
+	"UNKNOWN":                 500,
+	"DATA_LOSS":               500,
 	"overloaded_error":        529,
 	"rate_limit_error":        429,
 	"api_error":               500,
@@ -300,7 +327,7 @@ func transportVerdict(err error) Verdict {
 // from Lookup or Custom; the zero value knows nothing but HTTP statuses.
 type Profile struct {
 	Name string
-	Wire string // "anthropic" or "openai"
+	Wire string // "anthropic", "openai" or "gemini"
 	// LimitScope is "credential" (each credential has its own limits) or
 	// "egress" (the upstream counts per IP address, so one 429 cools every
 	// credential of the provider).
@@ -310,6 +337,9 @@ type Profile struct {
 	// zai: z.ai business codes may hide in "[1308][…]" message prefixes
 	// and its reset stamps are Beijing wall-clock time.
 	zai bool
+	// google: Google's quota resets are read (RetryInfo, Code Assist's
+	// reset, the daily reset at midnight Pacific).
+	google bool
 }
 
 // Limit scopes a profile may declare.
@@ -319,7 +349,9 @@ const (
 )
 
 // Lookup returns the built-in profile for name ("anthropic", "openai",
-// "chatgpt", "zai", "anthropic-compatible", "openai-compatible"), or nil.
+// "chatgpt", "zai", "google", "anthropic-compatible", "openai-compatible"),
+// or nil. "google" speaks the "gemini" wire and serves Gemini API keys
+// and Google logins (Code Assist) alike.
 // Each call returns a fresh copy, safe to adjust.
 func Lookup(name string) *Profile {
 	b := builtins[name]
@@ -332,14 +364,15 @@ func Lookup(name string) *Profile {
 
 // Names lists the built-in profiles, for help texts.
 func Names() []string {
-	return []string{"anthropic", "openai", "chatgpt", "zai", "anthropic-compatible", "openai-compatible"}
+	return []string{"anthropic", "openai", "chatgpt", "zai", "google", "anthropic-compatible", "openai-compatible"}
 }
 
 // Custom returns the profile for a provider from config: a built-in name
 // speaking its own wire keeps its table; anything else gets the generic
 // compatible table for its wire (plus z.ai's business codes when name is
-// "zai"). limitScope is "credential" or "egress"; anything else means
-// credential. An unknown wire gets a table that knows both.
+// "zai"), and the "gemini" wire Google's table, whatever the name.
+// limitScope is "credential" or "egress"; anything else means credential.
+// An unknown wire gets a table that knows every wire.
 func Custom(name, wire, limitScope string) *Profile {
 	var p Profile
 	if b := builtins[name]; b != nil && b.Wire == wire {
@@ -350,6 +383,8 @@ func Custom(name, wire, limitScope string) *Profile {
 			p = *builtins["anthropic-compatible"]
 		case "openai":
 			p = *builtins["openai-compatible"]
+		case "gemini":
+			p = *builtins["google"]
 		default:
 			p = anyProfile
 		}

@@ -262,7 +262,7 @@ func TestStatusDefaults(t *testing.T) {
 func TestProfiles(t *testing.T) {
 	for _, n := range Names() {
 		p := Lookup(n)
-		if p == nil || p.Name != n || (p.Wire != "anthropic" && p.Wire != "openai") || p.LimitScope != LimitCredential {
+		if p == nil || p.Name != n || (p.Wire != "anthropic" && p.Wire != "openai" && p.Wire != "gemini") || p.LimitScope != LimitCredential {
 			t.Errorf("Lookup(%q) = %+v", n, p)
 		}
 	}

@@ -197,7 +197,7 @@ func checkReason(t testing.TB, v Verdict) {
 	if strings.ContainsAny(v.Reason, "\n\r\t") {
 		t.Errorf("reason spans lines: %q", v.Reason)
 	}
-	for _, secret := range []string{"sk-", "***", "eyJ"} {
+	for _, secret := range []string{"sk-", "***", "eyJ", "AIza", "ya29."} {
 		if strings.Contains(v.Reason, secret) {
 			t.Errorf("reason leaks %q: %s", secret, v.Reason)
 		}

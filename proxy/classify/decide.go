@@ -49,6 +49,9 @@ func (p *Profile) match(status int, f *fields, lower string) (rule, string) {
 		if len(r.text) > 0 && !containsAny(lower, r.text) {
 			continue
 		}
+		if r.gq != gqNone && !googleQuotaHolds(r.gq, f) {
+			continue
+		}
 		return r, id
 	}
 	c, s, w := byStatus(status)
@@ -60,7 +63,8 @@ func (p *Profile) match(status int, f *fields, lower string) (rule, string) {
 // scope needs the upstream to name the exhausted limit (an Anthropic
 // per-model window, an OpenAI message naming the model, Codex's
 // x-codex-active-limit naming a per-model family that is spent while the
-// plan's own windows are not): reading an
+// plan's own windows are not, a Google quota counted per model or naming
+// its model): reading an
 // ambiguous 429 as model-scoped would keep offering a credential whose
 // shared limit is spent, a wasted call per model, while reading it
 // credential-wide at worst rests a credential longer than needed.
@@ -68,7 +72,8 @@ func (p *Profile) rateScope(hs *headerState, f *fields, lower string) Scope {
 	if p.LimitScope == LimitEgress {
 		return ScopeProvider
 	}
-	if hs.modelLimited() || hs.codexFamilyLimited() || f.find(modelLimitNames) != "" || containsAny(lower, modelLimitNames) || openAIModelLimit(lower) {
+	if hs.modelLimited() || hs.codexFamilyLimited() || f.find(modelLimitNames) != "" || containsAny(lower, modelLimitNames) ||
+		openAIModelLimit(lower) || f.g.namesModel() {
 		return ScopeModel
 	}
 	return ScopeCredential

@@ -3,6 +3,7 @@ package classify
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,19 @@ func FuzzVerdict(f *testing.F) {
 	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
 	f.Add(uint8(1), 200, "", []byte(`{"type":"codex.rate_limits","metered_limit_name":"-","rate_limits":{"limit_reached":true,"primary":{"used_percent":1e3,"window_minutes":-5,"reset_at":99999999999999},"secondary":{"used_percent":"100","reset_after_seconds":"NaN"}}}`), "codex.rate_limits", int64(1788580000))
 	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
+	// Google shapes gone wrong: details that are not objects, a
+	// RetryInfo as an object, resets past the cap or unparsable, a
+	// negative quota, arrays, a message that ends inside "limit:" and
+	// ", model: ".
+	g := uint8(slices.Index(Names(), "google"))
+	f.Add(g, 429, "", []byte(`[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[null,1,"x",{"@type":7},`+
+		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":"nope"},`+
+		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[null,{"quotaId":"PerDayPerMinute","quotaValue":"-3","quotaDimensions":[]}]},`+
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":{"seconds":5}},`+
+		`{"@type":"/google.rpc.ErrorInfo","reason":"QUOTA_EXHAUSTED","metadata":{"model":"","quotaResetTimeStamp":"9999-12-31T23:59:59Z","quotaResetDelay":"1e309s"}}]}}]`), "", int64(1788580000))
+	f.Add(g, 429, "", []byte(`{"error":{"code":"429","message":"x limit: 0.0, model: ","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit":"DailyPerMinute","quota_limit_value":"99999999999999999999","quotaResetTimeStamp":"2026-09-10T00:00:00+99:00"}},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.000000001s"}]}}`), "", int64(-62135596800))
+	f.Add(g, 200, "", []byte(`[{"error":{"code":503,"message":"The model is overloaded. limit:","status":"UNAVAILABLE"}},{"error":null}]`), "", int64(1772964000))
+	f.Add(g, 429, "", []byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Your quota will reset after 99999999h","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`), "", int64(1793494800))
 
 	f.Fuzz(func(t *testing.T, pi uint8, status int, headers string, body []byte, event string, nowUnix int64) {
 		p := fuzzProfiles[int(pi)%len(fuzzProfiles)]
@@ -93,6 +107,24 @@ func FuzzVerdict(f *testing.F) {
 		}
 		if q, ok := ReadRateLimitEvent(event, body, now); ok {
 			checkQuota(t, q, now)
+		}
+
+		for _, l := range ReadGoogleLimits(body, now) {
+			if !l.ResetsAt.IsZero() && (!l.ResetsAt.After(now) || l.ResetsAt.After(now.Add(MaxRetryAfter))) {
+				t.Fatalf("google limit resets %v for now %v: %+v", l.ResetsAt, now, l)
+			}
+			if l.Period != 0 && l.Period != time.Minute && l.Period != GoogleDay || l.Limit < -1 {
+				t.Fatalf("google limit %+v", l)
+			}
+		}
+		reset := GoogleDailyReset(now)
+		if !reset.After(now) || reset.Sub(now) > 25*time.Hour {
+			t.Fatalf("daily reset %v for now %v", reset, now)
+		}
+		// The rule the package falls back on agrees with the zone
+		// database for every year it has held (the US rule since 2007).
+		if y := now.Year(); y >= 2007 && y <= 3000 && !reset.Equal(pacificMidnightByRule(now)) {
+			t.Fatalf("daily reset %v, by rule %v, for now %v", reset, pacificMidnightByRule(now), now)
 		}
 
 		if n, reset, ok := ParseBudget(h, now); ok && (n < 0 || !reset.After(now) || reset.After(now.Add(MaxRetryAfter))) {

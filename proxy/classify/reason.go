@@ -99,10 +99,12 @@ func quote(msg string, max int) string {
 	return b.String()
 }
 
-// looksSecret: API keys (sk-…, sk-ant-…), JWTs (eyJ…), masked keys (****).
+// looksSecret: API keys (sk-…, sk-ant-…), JWTs (eyJ…), masked keys (****),
+// Google API keys (AIza…, which Google echoes as "Consumer
+// 'api_key:AIza…'") and Google access tokens (ya29.…).
 func looksSecret(w string) bool {
 	return strings.HasPrefix(w, "sk-") || strings.HasPrefix(w, "sk_") || strings.HasPrefix(w, "eyJ") ||
-		strings.Contains(w, "***")
+		strings.Contains(w, "***") || strings.Contains(w, "AIza") || strings.Contains(w, "ya29.")
 }
 
 // runeCut returns the largest n <= max that ends on a rune boundary.

@@ -77,6 +77,9 @@ func (p *Profile) retryAfter(hs *headerState, f *fields, lower string, now time.
 	if p.zai {
 		a.add(beijingStamp(lower, now), true)
 	}
+	if p.google {
+		googleRetryAfter(&a, f, lower, now)
+	}
 	return a.result()
 }
 

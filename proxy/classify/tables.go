@@ -9,7 +9,10 @@ package classify
 //
 // Codes are compared with every identifier the body carries: error.type,
 // error.code, error.details.error_code, a top-level "error" string (OAuth
-// token endpoints), "code" and "codex_error_info". Phrases are matched
+// token endpoints), "code" and "codex_error_info", and Google's
+// error.status and ErrorInfo reasons. A rule may also ask what a Google
+// refusal says of its spent quotas (gq: daily, per minute, of size 0),
+// which no single identifier carries. Phrases are matched
 // case-insensitively against the upstream's message (against the whole
 // body when it is not readable JSON). When no rule matches, the status
 // decides (statusRules).
@@ -29,6 +32,7 @@ type rule struct {
 	// tool: the refusal is about the requesting tool, not the
 	// credential (Verdict.Tool); only on client_error rules.
 	tool bool
+	gq   googleQuota
 }
 
 // oauthRules are the answers of OAuth token endpoints and of APIs that
@@ -160,8 +164,94 @@ var codexRules = []rule{
 		class: ClientError, why: "refused by the upstream's policy or input checks"},
 }
 
+// googleRules: the Gemini API (generativelanguage.googleapis.com, API
+// keys) and Code Assist (cloudcode-pa.googleapis.com, the Google login
+// Gemini CLI uses) answer in the same google.rpc.Status shape (google.go).
+// Codes are Google's canonical codes (cloud.google.com/apis/design/errors)
+// and ErrorInfo reasons; how each is read follows Gemini CLI 0.61
+// (packages/core/src/utils/googleQuotaErrors.ts, googleErrors.ts) and the
+// samples in testdata/corpus/google.json.
+var googleRules = []rule{
+	// No capacity for the model, for anyone: Code Assist says it with a
+	// 429 or 503 MODEL_CAPACITY_EXHAUSTED, the Gemini API with a 503
+	// "The model is overloaded". Gemini CLI waits and retries on the
+	// same login; another credential meets the same overload.
+	{codes: []string{"MODEL_CAPACITY_EXHAUSTED", "MODEL_CAPACITY_EXCEEDED"},
+		class: Capacity, why: "Gemini model out of capacity for everyone"},
+	{text: []string{"no capacity available for model"}, class: Capacity, why: "Gemini model out of capacity for everyone"},
+	{codes: []string{"UNAVAILABLE"}, text: []string{"overloaded"}, class: Capacity, why: "Gemini model overloaded"},
+
+	// Quota the tier does not include, and billing. A free tier's "limit:
+	// 0" for a model never refills (Gemini CLI: terminal); it comes
+	// dressed as the daily and per-minute limits it zeroes, so it goes
+	// first. The login or key still serves the models it has.
+	{status: []int{429}, gq: gqZeroModel, class: Payment, scope: ScopeModel,
+		why: "this tier has no Gemini quota for this model (limit 0); enable billing or pick another model"},
+	{status: []int{429}, gq: gqZero, class: Payment, scope: ScopeCredential,
+		why: "this tier has no Gemini quota here (limit 0); enable billing"},
+	{codes: []string{"INSUFFICIENT_G1_CREDITS_BALANCE"}, class: Payment, scope: ScopeCredential,
+		why: "Google AI credits spent"},
+	{codes: []string{"SUBSCRIPTION_REQUIRED"}, class: Payment, scope: ScopeCredential,
+		why: "this account has no Gemini Code Assist license"},
+	{text: []string{"lack a gemini code assist license", "named user on your organization"},
+		class: Payment, scope: ScopeCredential, why: "this account has no Gemini Code Assist license"},
+	// "Gemini API free tier is not available in your country. Please
+	// enable billing on your project": a FAILED_PRECONDITION the key's
+	// project cures with billing, not the request.
+	{codes: []string{"FAILED_PRECONDITION"}, text: []string{"enable billing"}, class: Payment, scope: ScopeCredential,
+		why: "Google asks for billing on this project"},
+
+	// Rate limits. Which quota is spent says how long: Code Assist's
+	// QUOTA_EXHAUSTED carries its own reset; a daily limit lasts until
+	// midnight Pacific, a per-minute one until RetryInfo's delay. The
+	// scope is the model when the limit names one (rateScope).
+	{codes: []string{"QUOTA_EXHAUSTED"}, class: RateLimit, scope: ScopeCredential, why: "Gemini Code Assist quota spent"},
+	{gq: gqDay, class: RateLimit, scope: ScopeCredential, why: "Gemini daily quota spent"},
+	{gq: gqMinuteRequest, class: RateLimit, scope: ScopeCredential, why: "Gemini per-minute request limit"},
+	{gq: gqMinuteToken, class: RateLimit, scope: ScopeCredential, why: "Gemini per-minute token limit"},
+	{gq: gqMinute, class: RateLimit, scope: ScopeCredential, why: "Gemini per-minute limit"},
+	{codes: []string{"RATE_LIMIT_EXCEEDED", "RESOURCE_EXHAUSTED"}, class: RateLimit, scope: ScopeCredential,
+		why: "Gemini rate limit"},
+
+	// Keys and logins. A dead key wears a 400 INVALID_ARGUMENT.
+	{codes: []string{"API_KEY_INVALID"}, class: AuthInvalid, scope: ScopeCredential, why: "Gemini API key refused"},
+	{codes: []string{"CONSUMER_SUSPENDED", "API_KEY_SERVICE_BLOCKED"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "Google suspended or blocked this key"},
+	{codes: []string{"ACCESS_TOKEN_EXPIRED"}, class: AuthExpired, scope: ScopeCredential, why: "access token expired"},
+	{codes: []string{"UNAUTHENTICATED"}, class: AuthExpired, scope: ScopeCredential,
+		why: "Google refused the access token or key; refresh it"},
+	// A project with the API turned off refuses every request until the
+	// person enables it (the activation link is in Google's message); no
+	// wait or refresh cures it.
+	{codes: []string{"SERVICE_DISABLED"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "API disabled in the credential's Cloud project; enable it, then log in or add the key again"},
+	{codes: []string{"TOS_VIOLATION"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "Google suspended this account (terms of service)"},
+	{codes: []string{"VALIDATION_REQUIRED"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "Google asks you to verify this account (Gemini CLI shows the link)"},
+	{codes: []string{"ACCESS_TOKEN_SCOPE_INSUFFICIENT"}, class: AuthInvalid, scope: ScopeCredential,
+		why: "the login lacks a permission Google needs; log in again"},
+	// A bare "The caller does not have permission" is often one model's
+	// refusal: a key or login that serves gemini-2.5 is refused a
+	// preview model (gemini-cli#14519). Gemini CLI gives up on a 403;
+	// subpool takes that model off the credential and lets another serve.
+	{status: []int{403}, codes: []string{"PERMISSION_DENIED"}, class: Payment, scope: ScopeModel,
+		why: "Google does not let this credential use this model (permission denied)"},
+
+	// Server failures Gemini CLI retries: 500 INTERNAL, 504
+	// DEADLINE_EXCEEDED, 503 UNAVAILABLE, and 499 CANCELLED, which it
+	// retries with 429 and 503.
+	{codes: []string{"INTERNAL", "DEADLINE_EXCEEDED", "UNAVAILABLE"}, class: Transient, why: "Gemini server error"},
+	{status: []int{499}, class: Transient, why: "Gemini cancelled the request; safe to retry"},
+
+	// The request's own fault: sent again, refused again.
+	{codes: []string{"INVALID_ARGUMENT"}, class: ClientError, why: "invalid request"},
+	{codes: []string{"FAILED_PRECONDITION"}, class: ClientError, why: "Google refused the request (failed precondition)"},
+	{codes: []string{"NOT_FOUND"}, class: ClientError, why: "not found"},
+}
+
 // unauthorizedRefresh ends the tables of providers that hold OAuth logins
-// (anthropic, openai, chatgpt): a 401 no rule explained means the access
+// (anthropic, openai, chatgpt, google): a 401 no rule explained means the access
 // token is no longer accepted, and one refresh tells expired from dead,
 // where calling it dead would send the user to log in again for nothing.
 // The proxy treats it as dead for an API key, which has nothing to
@@ -253,12 +343,19 @@ var builtins = map[string]*Profile{
 		rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
 	"zai": {Name: "zai", Wire: "anthropic", LimitScope: LimitCredential, zai: true,
 		rules: concat(zaiRules, oauthRules, anthropicRules, openaiRules)},
+	// One table serves Gemini API keys and Google logins (Code Assist):
+	// both answer in google.rpc.Status.
+	"google": {Name: "google", Wire: "gemini", LimitScope: LimitCredential, google: true,
+		rules: concat(oauthRules, googleRules, unauthorizedRefresh)},
 	"anthropic-compatible": {Name: "anthropic-compatible", Wire: "anthropic", LimitScope: LimitCredential,
 		rules: concat(oauthRules, anthropicRules, openaiRules)},
 	"openai-compatible": {Name: "openai-compatible", Wire: "openai", LimitScope: LimitCredential,
 		rules: concat(oauthRules, openaiRules, anthropicRules)},
 }
 
-// anyProfile serves a nil profile and unknown wires: every table.
-var anyProfile = Profile{Name: "any", LimitScope: LimitCredential,
-	rules: concat(oauthRules, codexRules, anthropicRules, openaiRules)}
+// anyProfile serves a nil profile and unknown wires: every table. Google's
+// comes before OpenAI's, whose "exceeded your current quota" (billing)
+// is also the Gemini API's wording for a per-minute limit; its own rules
+// ask for Google's codes and quotas, which no other body carries.
+var anyProfile = Profile{Name: "any", LimitScope: LimitCredential, google: true,
+	rules: concat(oauthRules, codexRules, anthropicRules, googleRules, openaiRules)}
