@@ -22,8 +22,9 @@ anything anywhere: prints one JSON line
   {"class":…,"scope":…,"retry_after_ms":…,"reason":…}
 retry_after_ms is 0 when the answer gives no usable time.
 
-  --provider P      anthropic, openai, chatgpt, zai, anthropic-compatible or
-                    openai-compatible (openai also knows ChatGPT/Codex bodies)
+  --provider P      anthropic, openai, chatgpt, zai, google, anthropic-compatible
+                    or openai-compatible (openai also knows ChatGPT/Codex
+                    bodies; google both Gemini API keys and Google logins)
   --status N        the HTTP status, e.g. 429
   --header 'K: V'   a response header; repeat for more
   --body FILE       the response body from a file, or - for stdin
