@@ -125,9 +125,10 @@ func (cs *credState) window(now time.Time) (reqLimit, tokLimit int, end time.Tim
 
 // refusal is an over-quota answer.
 type refusal struct {
-	kind     string // "requests" or "tokens"
+	kind     string // "requests" or "tokens"; "day" for a Google login's day
 	limit    int
 	reset    time.Time
+	window   time.Duration
 	announce bool
 }
 
@@ -141,7 +142,7 @@ type rateSnapshot struct {
 // refuses it when that would go over its Quota. On success it leaves the
 // snapshot for the rate-limit headers in the exchange.
 func (x *exchange) admit() *refusal {
-	if x.usageRoute() {
+	if x.usageRoute() || x.bookkeeping() {
 		return nil // asking for usage spends none (usage.go)
 	}
 	s := x.s
@@ -154,12 +155,17 @@ func (x *exchange) admit() *refusal {
 	if cs.hasQuota {
 		q := cs.quota
 		if reqLimit > 0 && cs.reqs >= reqLimit {
-			return &refusal{kind: "requests", limit: reqLimit, reset: end, announce: q.Announce}
+			return &refusal{kind: "requests", limit: reqLimit, reset: end, window: q.Window, announce: q.Announce}
 		}
 		if tokLimit > 0 && cs.tokens+cost > tokLimit {
-			return &refusal{kind: "tokens", limit: tokLimit, reset: end, announce: q.Announce}
+			return &refusal{kind: "tokens", limit: tokLimit, reset: end, window: q.Window, announce: q.Announce}
 		}
 	}
+	charge, day := x.chargeDayLocked(now) // codeassist.go: a login's daily requests
+	if day != nil {
+		return day
+	}
+	charge()
 	cs.reqs++
 	cs.tokens += cost
 	if reqLimit <= 0 {
@@ -184,6 +190,8 @@ func (x *exchange) refuse(r *refusal) {
 	var body []byte
 	hdr := map[string]string{}
 	switch {
+	case x.provider == Google:
+		body = x.refuseGoogle(r) // Google announces in the body, never in headers
 	case x.codex:
 		body = x.render(usageLimitTemplate(wait, r.announce))
 		if r.announce {
@@ -229,6 +237,9 @@ func (x *exchange) successHeaders() {
 	x.s.utilizationHeaders(h, x.cred, x.provider, x.codex)
 	r := x.rate
 	switch {
+	case x.provider == Google:
+		// Google reports no rate limits on a success; Code Assist's are
+		// read from retrieveUserQuota.
 	case x.codex:
 		// The ChatGPT backend reports plan usage (x-codex-*), not
 		// per-minute API limits.
@@ -268,7 +279,7 @@ func (s *Server) utilizationHeaders(h http.Header, credential, provider string, 
 		u = *cs.util
 	}
 	s.mu.Unlock()
-	if !have {
+	if !have || provider == Google {
 		return
 	}
 	if provider == Anthropic && !codex {

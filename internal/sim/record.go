@@ -51,6 +51,7 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.records = nil
 	s.creds = map[string]*credState{}
+	s.resetGoogleLocked()
 	s.cancelled = 0
 	s.gen++
 	s.notifyLocked()

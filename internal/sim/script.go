@@ -59,6 +59,12 @@ type Step struct {
 	// Drop closes the connection without answering, after Delay: an
 	// upstream that crashed or reset the connection.
 	Drop bool
+
+	// google marks a canned Google step, whose Body is reshaped for the
+	// route it lands on; assist is its Code Assist answer, when that wire
+	// answers differently (google_errors.go).
+	google bool
+	assist *altAnswer
 }
 
 type queued struct {
@@ -131,15 +137,20 @@ func (s *Server) takeStep(credential, model string) (Step, bool) {
 
 const anthropicRateLimitMsg = "This request would exceed your account's rate limit. Please try again later."
 
-// RateLimited is a 429 of provider ("anthropic" or "openai"; "claude",
-// "codex" and "chatgpt" are accepted aliases). With retryAfter > 0 it
-// carries the hints that provider sends: retry-after, plus
-// anthropic-ratelimit-requests-reset (RFC 3339) or
+// RateLimited is a 429 of provider ("anthropic", "openai" or "google";
+// "claude", "codex", "chatgpt" and "gemini" are accepted aliases). With
+// retryAfter > 0 it carries the hints that provider sends: retry-after,
+// plus anthropic-ratelimit-requests-reset (RFC 3339) or
 // x-ratelimit-reset-requests / retry-after-ms and "Please try again in"
-// in the message. retryAfter 0 gives a 429 with no time in it.
+// in the message; Google's per-minute QuotaFailure with RetryInfo and
+// "Please retry in" (Gemini API) or "Your quota will reset after" with
+// ErrorInfo RATE_LIMIT_EXCEEDED (Code Assist). retryAfter 0 gives a 429
+// with no time in it (Code Assist: its per-minute quota message).
 func RateLimited(provider string, retryAfter time.Duration) Step {
 	secs := ceilSeconds(retryAfter)
 	switch canonical(provider) {
+	case Google:
+		return googleRateLimited(retryAfter)
 	case Anthropic:
 		st := Step{Status: 429, Body: anthropicErrorTemplate("rate_limit_error", anthropicRateLimitMsg)}
 		if retryAfter > 0 {
@@ -211,9 +222,14 @@ func SpendLimitReached() Step {
 	return Step{Status: 429, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits. You will regain access on the first of next month.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"{{request_id}}"}`}
 }
 
-// Unauthorized is a 401 for an invalid key in provider's shape.
+// Unauthorized is a 401 for an invalid key in provider's shape. Google
+// refuses a bad Gemini API key with a 400 INVALID_ARGUMENT
+// (API_KEY_INVALID), a bad Code Assist token with a 401 UNAUTHENTICATED.
 func Unauthorized(provider string) Step {
-	if canonical(provider) == Anthropic {
+	switch canonical(provider) {
+	case Google:
+		return googleStep(keyInvalid(), unauthenticated("ACCESS_TOKEN_TYPE_UNSUPPORTED", "{{service}}", "{{rpc}}"))
+	case Anthropic:
 		return Step{Status: 401, Body: anthropicErrorTemplate("authentication_error", "invalid x-api-key")}
 	}
 	return Step{Status: 401, Body: string(openaiError("Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key"))}
@@ -221,9 +237,14 @@ func Unauthorized(provider string) Step {
 
 // TokenExpired is a 401 for an expired OAuth access token: the case a
 // refresh fixes. The Anthropic wording is what Claude Code shows; the
-// OpenAI one follows the same shape with code token_expired.
+// OpenAI one follows the same shape with code token_expired; Google's is
+// a 401 UNAUTHENTICATED whose ErrorInfo says ACCESS_TOKEN_EXPIRED.
 func TokenExpired(provider string) Step {
-	if canonical(provider) == Anthropic {
+	switch canonical(provider) {
+	case Google:
+		e := unauthenticated("ACCESS_TOKEN_EXPIRED", "{{service}}", "{{rpc}}")
+		return googleStep(e, e)
+	case Anthropic:
 		return Step{Status: 401, Body: anthropicErrorTemplate("authentication_error", "OAuth token has expired. Please obtain a new token or refresh your existing token.")}
 	}
 	return Step{Status: 401, Body: string(openaiError("Provided authentication token is expired. Please try signing in again.", "invalid_request_error", "token_expired"))}
@@ -231,9 +252,13 @@ func TokenExpired(provider string) Step {
 
 // StreamOverloaded is a 200 SSE that fails at once: Anthropic's error
 // event with overloaded_error, or a Responses response.failed with
-// server_is_overloaded (what the Codex backend sends inside a stream).
+// server_is_overloaded (what the Codex backend sends inside a stream), or
+// Google's {"error":{…UNAVAILABLE}} as the one data event.
 func StreamOverloaded(provider string) Step {
-	if canonical(provider) == Anthropic {
+	switch canonical(provider) {
+	case Google:
+		return Step{StreamError: googleStreamOverloaded}
+	case Anthropic:
 		return Step{StreamError: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}
 	}
 	return Step{StreamError: `{"type":"response.failed","sequence_number":0,"response":{"id":"resp_sim_failed","object":"response","status":"failed","error":{"code":"server_is_overloaded","message":"Our servers are currently overloaded. Please try again later."},"output":[],"usage":null}}`}
@@ -245,8 +270,10 @@ func canonical(provider string) string {
 		return Anthropic
 	case "openai", "codex", "chatgpt":
 		return OpenAI
+	case "google", "gemini":
+		return Google
 	}
-	panic("sim: unknown provider " + strconv.Quote(provider) + ` (want "anthropic" or "openai")`)
+	panic("sim: unknown provider " + strconv.Quote(provider) + ` (want "anthropic", "openai" or "google")`)
 }
 
 func anthropicErrorTemplate(typ, msg string) string {
@@ -308,6 +335,11 @@ func (x *exchange) renderString(s string) string {
 }
 
 func (x *exchange) placeholder(tok string) (string, bool) {
+	if x.provider == Google {
+		if v, ok := x.googlePlaceholder(tok); ok {
+			return v, true
+		}
+	}
 	if tok == "request_id" {
 		return x.reqID, true
 	}

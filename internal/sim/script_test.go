@@ -245,7 +245,7 @@ func TestUnknownProviderPanics(t *testing.T) {
 			t.Error("RateLimited accepted an unknown provider")
 		}
 	}()
-	RateLimited("gemini", 0)
+	RateLimited("mistral", 0)
 }
 
 // Hand-written steps get the same placeholders as the canned ones.

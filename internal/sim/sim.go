@@ -58,7 +58,8 @@ type Event struct {
 	Index int
 	// Name is the SSE event name ("message_start", "response.completed");
 	// on Chat Completions, which has no event names, it is
-	// "chat.completion.chunk" or "[DONE]".
+	// "chat.completion.chunk" or "[DONE]"; on Google's routes, which have
+	// none either, "GenerateContentResponse" or "error".
 	Name string
 }
 
@@ -79,6 +80,7 @@ type Server struct {
 	srv       *http.Server
 	url       string
 	creds     map[string]*credState
+	google    *googleAuth // google.go: keys and logins Google issued
 	records   []Record
 	gen       int // bumped by Reset, so late updates to forgotten records are dropped
 	cancelled int
@@ -175,10 +177,29 @@ const (
 const maxBody = 32 << 20
 
 func providerOf(path string) string {
-	if path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") || strings.HasPrefix(path, "/api/oauth/") {
+	switch {
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/") || strings.HasPrefix(path, "/api/oauth/"):
 		return Anthropic
+	case isGeminiPath(path) || isCodeAssistPath(path):
+		return Google
 	}
 	return OpenAI
+}
+
+// route finds x's handler: a fixed path, else a Google one, whose model
+// may sit in the path.
+func (x *exchange) route() (handler func(*exchange), pathModel string) {
+	key := x.r.Method + " " + x.r.URL.Path
+	if h := routes[key]; h != nil {
+		return h, ""
+	}
+	if h := codeAssistRoutes[key]; h != nil {
+		return h, ""
+	}
+	if h := codeAssistOperation(x.r.Method, x.r.URL.Path); h != nil {
+		return h, ""
+	}
+	return geminiRoute(x.r.Method, x.r.URL.Path)
 }
 
 // ServeHTTP answers one request. Drop, CutAfter and a client that leaves
@@ -228,11 +249,25 @@ var errStreamEnded = &struct{ string }{"stream ended"}
 
 // credentialOf returns the secret a request carried: x-api-key first (what
 // API-key clients send to Anthropic), else a bearer token (OAuth and
-// OpenAI).
+// OpenAI). The Gemini API takes only a key, x-goog-api-key (what Gemini CLI
+// sends) or ?key=; Code Assist only a bearer token.
 func credentialOf(r *http.Request) string {
+	switch {
+	case isGeminiPath(r.URL.Path):
+		if k := r.Header.Get("x-goog-api-key"); k != "" {
+			return k
+		}
+		return r.URL.Query().Get("key")
+	case isCodeAssistPath(r.URL.Path):
+		return bearer(r)
+	}
 	if k := r.Header.Get("x-api-key"); k != "" {
 		return k
 	}
+	return bearer(r)
+}
+
+func bearer(r *http.Request) string {
 	auth := r.Header.Get("Authorization")
 	if len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
 		return strings.TrimSpace(auth[7:])
@@ -272,6 +307,12 @@ type exchange struct {
 	tool      *toolCall
 	toolKnown bool
 
+	// Google (google.go): the login a Code Assist token belongs to, and
+	// the request bodies parsed on demand.
+	login *googleLogin
+	env   *codeAssistEnvelope
+	gbody *geminiBody
+
 	gen, idx   int // where this request's record sits
 	recorded   bool
 	done       bool // the sim finished its answer
@@ -279,12 +320,15 @@ type exchange struct {
 }
 
 func (x *exchange) serve() {
-	handler := routes[x.r.Method+" "+x.r.URL.Path]
+	handler, pathModel := x.route()
 	body, err := io.ReadAll(io.LimitReader(x.r.Body, maxBody+1))
 	x.body = body
 	badBody := err != nil || len(body) > maxBody
 	if !badBody && x.r.Method == http.MethodPost && handler != nil {
 		badBody = json.Unmarshal(body, &x.req) != nil
+	}
+	if x.provider == Google && handler != nil && !badBody {
+		x.googleRequest(pathModel)
 	}
 
 	switch {
@@ -292,14 +336,27 @@ func (x *exchange) serve() {
 		x.failWith(http.StatusNotFound, x.notFoundBody())
 		return
 	case x.cred == "":
-		x.failWith(http.StatusUnauthorized, x.missingKeyBody())
+		status := http.StatusUnauthorized
+		if x.provider == Google && !x.codeAssist() {
+			status = http.StatusForbidden // the Gemini API: "unregistered callers"
+		}
+		x.failWith(status, x.missingKeyBody())
 		return
 	case badBody:
 		x.failWith(http.StatusBadRequest, x.badBodyBody(err))
 		return
 	}
+	if x.provider == Google {
+		// Google checks who is asking before anything else: a key or
+		// token it never issued, an expired token, a foreign project.
+		if status, body := x.googleAdmit(); status != 0 {
+			x.failWith(status, body)
+			return
+		}
+	}
 
 	step, scripted := x.takeStep() // usage.go: usage polls have a script of their own
+	step = x.googleStepFor(step)   // google_errors.go: a canned Google step takes the route's shape
 	x.step = step
 	switch {
 	case step.Drop:
@@ -364,7 +421,7 @@ func (x *exchange) failWith(status int, body []byte) {
 	h := x.w.Header()
 	x.idHeader()
 	x.s.utilizationHeaders(h, x.cred, x.provider, x.codex)
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", x.jsonType())
 	x.applyStepHeaders()
 	if x.step.CutAfter != 0 {
 		x.writeCut(status, body)
@@ -385,9 +442,12 @@ func (x *exchange) writeCut(status int, body []byte) {
 }
 
 func (x *exchange) idHeader() {
-	if x.provider == Anthropic {
+	switch x.provider {
+	case Google:
+		x.googleHeaders() // Google sends no request id
+	case Anthropic:
 		x.w.Header().Set("request-id", x.reqID)
-	} else {
+	default:
 		x.w.Header().Set("x-request-id", x.reqID)
 	}
 }
@@ -405,7 +465,7 @@ func (x *exchange) writeJSON(v any) {
 	if err != nil {
 		panic(err) // only the sim's own values get here
 	}
-	x.w.Header().Set("Content-Type", "application/json")
+	x.w.Header().Set("Content-Type", x.jsonType())
 	x.applyStepHeaders()
 	if x.step.CutAfter != 0 {
 		x.writeCut(http.StatusOK, b)
@@ -414,6 +474,13 @@ func (x *exchange) writeJSON(v any) {
 	x.w.WriteHeader(http.StatusOK)
 	x.write(b)
 	x.done = true
+}
+
+func (x *exchange) jsonType() string {
+	if x.provider == Google {
+		return "application/json; charset=UTF-8"
+	}
+	return "application/json"
 }
 
 func (x *exchange) write(b []byte) {

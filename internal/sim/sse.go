@@ -13,7 +13,8 @@ import (
 type stream struct {
 	x      *exchange
 	rc     *http.ResponseController
-	bare   bool // Chat Completions: "data:" lines with no "event:" line
+	bare   bool // Chat Completions, Google: "data:" lines with no "event:" line
+	crlf   bool // Google ends each event with CRLF CRLF
 	index  int
 	deltas int
 	buf    []byte
@@ -78,7 +79,11 @@ func (st *stream) send(name string, v any, delta bool) {
 	} else {
 		b = append(b, data...)
 	}
-	b = append(b, "\n\n"...)
+	if st.crlf {
+		b = append(b, "\r\n\r\n"...)
+	} else {
+		b = append(b, "\n\n"...)
+	}
 	st.buf = b
 	if _, err := x.w.Write(b); err != nil {
 		x.gone()
@@ -120,10 +125,22 @@ func (st *stream) end() { st.x.done = true }
 // streamError plays Step.StreamError: one event carrying the scripted
 // data, then a clean end of stream.
 func (x *exchange) streamError() {
-	bare := x.r.URL.Path == "/v1/chat/completions"
-	st := x.startStream(bare)
+	var st *stream
+	if x.provider == Google {
+		st = x.startGoogleStream()
+	} else {
+		st = x.startStream(x.r.URL.Path == "/v1/chat/completions")
+	}
 	st.sendError()
 	st.end()
+}
+
+// startGoogleStream starts an SSE answer as Google frames it: bare data
+// lines, CRLF between events.
+func (x *exchange) startGoogleStream() *stream {
+	st := x.startStream(true)
+	st.crlf = true
+	return st
 }
 
 // sendError sends the step's StreamError as one event, named by its
@@ -138,7 +155,7 @@ func (st *stream) sendError() {
 	if json.Unmarshal(data, &typed) == nil && typed.Type != "" {
 		name = typed.Type
 	}
-	if st.bare {
+	if st.bare && x.provider != Google {
 		name = "chat.completion.chunk"
 	}
 	st.send(name, data, false)

@@ -127,6 +127,9 @@ func (s *Server) ScriptUsage(credential string, steps ...Step) {
 // takeStep is the scripted answer for x, if any: a usage poll's from
 // ScriptUsage, anything else's from Script.
 func (x *exchange) takeStep() (Step, bool) {
+	if x.bookkeeping() {
+		return Step{}, false
+	}
 	if !x.usageRoute() {
 		return x.s.takeStep(x.cred, x.req.Model)
 	}
@@ -213,5 +216,16 @@ func (x *exchange) codexUsage() {
 // is refused by the credential's Quota, as the real endpoints answer
 // whatever the plan has left.
 func (x *exchange) usageRoute() bool {
+	if x.r.Method == http.MethodPost && x.r.URL.Path == "/v1internal:retrieveUserQuota" {
+		return true // Code Assist's usage poll
+	}
 	return x.r.Method == http.MethodGet && (x.r.URL.Path == "/api/oauth/usage" || x.r.URL.Path == "/backend-api/wham/usage")
+}
+
+// bookkeeping reports the Google calls that are neither model calls nor
+// usage polls (loadCodeAssist, recordCodeAssistMetrics, the model list):
+// no script answers them and no quota counts them, so a step meant for a
+// request is never spent on a client's setup or telemetry.
+func (x *exchange) bookkeeping() bool {
+	return x.provider == Google && !x.googleModelRoute() && !x.usageRoute()
 }

@@ -40,6 +40,9 @@ func openaiError(msg, typ, code string) []byte {
 }
 
 func (x *exchange) notFoundBody() []byte {
+	if x.provider == Google {
+		return x.googleNotFound()
+	}
 	if x.provider == Anthropic {
 		return anthropicError("not_found_error", "Not Found", x.reqID)
 	}
@@ -47,6 +50,9 @@ func (x *exchange) notFoundBody() []byte {
 }
 
 func (x *exchange) missingKeyBody() []byte {
+	if x.provider == Google {
+		return x.googleMissingCredential()
+	}
 	if x.provider == Anthropic {
 		return anthropicError("authentication_error", "x-api-key header is required", x.reqID)
 	}
@@ -55,8 +61,12 @@ func (x *exchange) missingKeyBody() []byte {
 
 func (x *exchange) badBodyBody(err error) []byte {
 	msg := "The request body is not valid JSON."
-	if err != nil || len(x.body) > maxBody {
+	tooLarge := err != nil || len(x.body) > maxBody
+	if tooLarge {
 		msg = "Request exceeds the maximum allowed number of bytes."
+	}
+	if x.provider == Google {
+		return x.googleBadBody(tooLarge)
 	}
 	if x.provider == Anthropic {
 		return anthropicError("invalid_request_error", msg, x.reqID)
@@ -66,6 +76,9 @@ func (x *exchange) badBodyBody(err error) []byte {
 
 // defaultErrorBody is the canned body for a scripted status with no Body.
 func (x *exchange) defaultErrorBody(status int) []byte {
+	if x.provider == Google {
+		return x.googleBody(defaultGoogleErr(status, x.codeAssist()))
+	}
 	if x.provider == Anthropic {
 		typ, msg := "api_error", "Internal server error"
 		switch {
@@ -173,6 +186,9 @@ func (x *exchange) toolCall() *toolCall {
 }
 
 func (x *exchange) findTool() *toolCall {
+	if x.provider == Google {
+		return x.googleTool()
+	}
 	if len(x.req.Tools) == 0 {
 		return nil
 	}
@@ -208,11 +224,13 @@ func (x *exchange) findTool() *toolCall {
 }
 
 // argsFor fills the schema's required properties with placeholder values
-// of the right type, so a client that validates tool input accepts it.
+// of the right type (an enum's first value), so a client that validates
+// tool input accepts it. Types may be Gemini's upper-case ones ("OBJECT").
 func argsFor(schema json.RawMessage) string {
 	var sc struct {
 		Properties map[string]struct {
-			Type any `json:"type"`
+			Type any   `json:"type"`
+			Enum []any `json:"enum"`
 		} `json:"properties"`
 		Required []string `json:"required"`
 	}
@@ -221,8 +239,13 @@ func argsFor(schema json.RawMessage) string {
 	req := append([]string(nil), sc.Required...)
 	sort.Strings(req)
 	for _, name := range req {
-		typ, _ := sc.Properties[name].Type.(string)
-		switch typ {
+		prop := sc.Properties[name]
+		typ, _ := prop.Type.(string)
+		if len(prop.Enum) > 0 {
+			args[name] = prop.Enum[0]
+			continue
+		}
+		switch strings.ToLower(typ) {
 		case "integer", "number":
 			args[name] = 1
 		case "boolean":
