@@ -31,6 +31,9 @@ import (
 //	POST /oauth/token       OpenAI: form or JSON body; Codex exchanges a
 //	                        code with a form and refreshes with JSON
 //
+// and Google's (google_oauth.go): /o/oauth2/v2/auth, POST /token,
+// /tokeninfo, GET /oauth2/v2/userinfo and POST /revoke.
+//
 // Both token endpoints take grant_type authorization_code (the PKCE
 // verifier is checked) and refresh_token. Refresh tokens rotate on every
 // refresh, and a used one is refused the way each provider refuses it:
@@ -60,6 +63,10 @@ type OAuthOptions struct {
 	AccountID string
 	// Organization is the Claude organization's name. Default "Sim Org".
 	Organization string
+	// Google is the Google account a browser login and Grant("google")
+	// log in; its Email defaults to Email, its Project to a fresh one per
+	// login. GrantGoogle logs in any other.
+	Google GoogleLogin
 }
 
 // OAuthStats counts what the token endpoints did.
@@ -85,11 +92,12 @@ type RefreshRequest struct {
 
 // OAuthTokens is what a login hands a client.
 type OAuthTokens struct {
-	Provider  string // Anthropic or OpenAI
+	Provider  string // Anthropic, OpenAI or Google
 	Access    string
 	Refresh   string
-	IDToken   string // OpenAI only: an unsigned JWT with the account claims
+	IDToken   string // OpenAI and Google: an unsigned JWT with the account claims
 	AccountID string // OpenAI only
+	Project   string // Google only: the login's Code Assist project
 	Email     string
 	ExpiresAt time.Time
 }
@@ -122,6 +130,7 @@ type authCode struct {
 type refreshToken struct {
 	provider, clientID string
 	used, revoked      bool
+	login              *googleLogin // Google: the login it refreshes
 }
 
 type accessToken struct {
@@ -234,6 +243,9 @@ func (o *OAuthServer) Revoke(refresh string) {
 // on, ahead of its lifetime: the upstream changing its mind, which only
 // the auth_expired answer reveals.
 func (o *OAuthServer) ExpireAccess(access string) {
+	if o.s.expireGoogleToken(access) {
+		return
+	}
 	o.mu.Lock()
 	if at := o.access[access]; at != nil {
 		at.expires = o.s.clk.Now()
@@ -243,9 +255,13 @@ func (o *OAuthServer) ExpireAccess(access string) {
 
 // Grant logs in without the browser, as if the user had done it with a
 // CLI (the tokens an import test puts in the CLI's file). provider is
-// Anthropic or OpenAI.
+// Anthropic, OpenAI or Google (OAuthOptions.Google's account; see
+// GrantGoogle).
 func (o *OAuthServer) Grant(provider string) OAuthTokens {
 	p := canonical(provider)
+	if p == Google {
+		return o.GrantGoogle(o.o.Google)
+	}
 	clientID := AnthropicClientID
 	if p == OpenAI {
 		clientID = OpenAIClientID
@@ -266,6 +282,8 @@ func (o *OAuthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.URL.Path == "/oauth/token" && r.Method == http.MethodPost:
 		o.token(w, r, OpenAI)
+		return
+	case o.googleRoute(w, r): // google_oauth.go
 		return
 	}
 	if cred := credentialOf(r); cred != "" {
@@ -427,32 +445,7 @@ func pkceMatches(verifier, challenge string) bool {
 func (o *OAuthServer) refreshGrant(w http.ResponseWriter, provider string, req tokenRequest) {
 	o.mu.Lock()
 	o.stats.Refreshes++
-	if len(o.script) > 0 {
-		st := o.script[0]
-		o.script = o.script[1:]
-		o.stats.Scripted++
-		o.mu.Unlock()
-		if st.Drop {
-			panic(http.ErrAbortHandler)
-		}
-		for k, v := range st.Header {
-			w.Header().Set(k, v)
-		}
-		status := st.Status
-		if status == 0 {
-			status = http.StatusServiceUnavailable
-		}
-		if st.Body != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			io.WriteString(w, st.Body)
-			return
-		}
-		code := "server_error"
-		if status == http.StatusTooManyRequests {
-			code = "rate_limit_exceeded"
-		}
-		oauthError(w, provider, status, code, http.StatusText(status))
+	if o.scriptedLocked(w, provider) {
 		return
 	}
 	rt := o.refresh[req.RefreshToken]
@@ -479,6 +472,41 @@ func (o *OAuthServer) refreshGrant(w http.ResponseWriter, provider string, req t
 	t := o.issueLocked(provider, rt.clientID)
 	o.mu.Unlock()
 	o.writeTokens(w, t)
+}
+
+// scriptedLocked answers a refresh grant with the next ScriptRefresh step,
+// if any, and reports whether it did. It requires o.mu and releases it
+// when it answers.
+func (o *OAuthServer) scriptedLocked(w http.ResponseWriter, provider string) bool {
+	if len(o.script) == 0 {
+		return false
+	}
+	st := o.script[0]
+	o.script = o.script[1:]
+	o.stats.Scripted++
+	o.mu.Unlock()
+	if st.Drop {
+		panic(http.ErrAbortHandler)
+	}
+	for k, v := range st.Header {
+		w.Header().Set(k, v)
+	}
+	status := st.Status
+	if status == 0 {
+		status = http.StatusServiceUnavailable
+	}
+	if st.Body != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, st.Body)
+		return true
+	}
+	code := "server_error"
+	if status == http.StatusTooManyRequests {
+		code = "rate_limit_exceeded"
+	}
+	oauthError(w, provider, status, code, http.StatusText(status))
+	return true
 }
 
 // refuseSpent refuses a refresh token that can no longer be used, as each

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -383,5 +384,43 @@ func TestMissingKeyIsRecordedWithoutCredential(t *testing.T) {
 	recs := s.Requests()
 	if len(recs) != 1 || recs[0].Credential != "" || recs[0].Status != http.StatusUnauthorized {
 		t.Errorf("records %+v", recs)
+	}
+}
+
+// doc.go's route list is the package's contract with its users: every
+// route the sim answers is in it.
+func TestDocListsEveryRoute(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	var paths []string
+	for key := range routes {
+		_, path, _ := strings.Cut(key, " ")
+		paths = append(paths, path)
+	}
+	for key := range codeAssistRoutes {
+		_, path, _ := strings.Cut(key, " ")
+		paths = append(paths, strings.TrimPrefix(path, "/v1internal")) // ":method", listed once per line or after a comma
+	}
+	paths = append(paths, "/v1internal/{operation}", "/v1beta/models/{model}:generateContent",
+		"/v1beta/models/{model}:streamGenerateContent", "/v1beta/models/{model}:countTokens", "/v1beta/models/{model}")
+	for _, p := range paths {
+		if !strings.Contains(text, p) {
+			t.Errorf("doc.go does not list %s", p)
+		}
+	}
+	// Every Google pattern listed is one the sim routes.
+	for _, p := range []struct{ method, path string }{
+		{"POST", "/v1beta/models/gemini-2.5-pro:generateContent"}, {"POST", "/v1beta/models/x:streamGenerateContent"},
+		{"POST", "/v1beta/models/x:countTokens"}, {"GET", "/v1beta/models"}, {"GET", "/v1beta/models/x"},
+	} {
+		if h, _ := geminiRoute(p.method, p.path); h == nil {
+			t.Errorf("%s %s is not routed", p.method, p.path)
+		}
+	}
+	if codeAssistOperation("GET", "/v1internal/operations/abc") == nil {
+		t.Error("the operation poll is not routed")
 	}
 }
