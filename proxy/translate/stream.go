@@ -88,7 +88,9 @@ func newDecoder(from Target) decoder {
 // none, and its data without the "data: " prefix) into zero or more
 // client SSE events, ready to write. An error means the upstream sent
 // something that cannot be translated; the stream cannot go on, and
-// Close gives the client's error event to end it with.
+// Close gives the client's error event to end it with. The events
+// returned with an error (what the upstream event yielded before it
+// failed) are to be written too, before Close's.
 func (t *StreamTranslator) Feed(event string, data []byte) ([]byte, error) {
 	if t.dec == nil {
 		if !Supported(t.from, t.to) {
@@ -101,9 +103,11 @@ func (t *StreamTranslator) Feed(event string, data []byte) ([]byte, error) {
 	}
 	t.out.Reset()
 	if err := t.dec.feed(t.a, event, data); err != nil {
+		// What the event wrote before it failed goes out: the encoder
+		// counted it (a Responses sequence number, an open block), and
+		// the error Close writes must follow it.
 		t.a.broken = err
-		t.out.Reset()
-		return nil, fmt.Errorf("translate: %s stream: %w", t.from, err)
+		return t.take(), fmt.Errorf("translate: %s stream: %w", t.from, err)
 	}
 	return t.take(), nil
 }
@@ -241,6 +245,10 @@ func (a *assembler) text(key, s string) error {
 }
 
 func (a *assembler) tool(key, id, name string) error {
+	if id == "" || name == "" {
+		// Every client needs both to run the call and answer it.
+		return fmt.Errorf("tool call %s without an id or a name", key)
+	}
 	a.ensureStarted()
 	if a.open == key || a.closed[key] {
 		return fmt.Errorf("tool call %s started twice", key)

@@ -337,7 +337,7 @@ func validChat(evs []sseEvent) error {
 			if !last || jstr(m, "error", "message") == "" {
 				return fmt.Errorf("error chunk not last or without message")
 			}
-			break
+			return nil // a failure may cut a call short; success may not
 		}
 		if m["object"] != "chat.completion.chunk" || (id != "" && m["id"] != id) {
 			return fmt.Errorf("chunk %d: object %v id %v", i, m["object"], m["id"])
