@@ -3,7 +3,6 @@ package translate
 import (
 	"errors"
 	"fmt"
-	"github.com/subpool/subpool/proxy/sse"
 	"io"
 	"strings"
 )
@@ -26,20 +25,17 @@ func (e *StreamError) Error() string { return "translate: upstream stream failed
 // Like every translated answer, it keeps text and tool calls, not
 // reasoning.
 func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error) {
-	from, to = wire(from), wire(to)
 	if !Supported(from, to) {
 		return nil, fmt.Errorf("translate: no translation from %q to %q", from, to)
 	}
-	col := &collector{msg: aResponse{Type: "message", Role: "assistant", Model: clientModel, Content: []aBlock{}}}
+	col := &collector{msg: aResponse{Type: "message", Role: "assistant", Model: clientModel, Content: []aBlock{}},
+		keepThoughts: wire(to) == Gemini}
 	a := newAssembler(col)
 	dec := newDecoder(from)
-	r := sse.NewReader(src, 0, false)
+	r := newUpstreamEvents(src, from)
 	for !a.over() {
-		ev, err := r.Next()
-		event, data := ev.Name, ev.Data
-		// A stream cut inside a line ends here too; the decoders judge
-		// whether the answer was complete.
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		event, data, err := r.next()
+		if errors.Is(err, io.EOF) {
 			dec.end(a)
 			break
 		}
@@ -66,8 +62,11 @@ func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error)
 }
 
 func errorJSON(to Target, e upstreamError) []byte {
-	if wire(to) == Anthropic {
+	switch wire(to) {
+	case Anthropic:
 		return anthropicErrorJSON(e)
+	case Gemini:
+		return geminiErrorJSON(e)
 	}
 	return openaiErrorJSON(e)
 }
@@ -79,6 +78,13 @@ type collector struct {
 	args   []*strings.Builder // per content block; nil for text
 	failed *upstreamError
 	err    error
+
+	// keepThoughts collects the model's reasoning as a thinking block,
+	// for a Gemini client, the one wire that shows it without a
+	// signature; thoughts holds it until the end, since it may come
+	// inside a text block.
+	keepThoughts bool
+	thoughts     strings.Builder
 }
 
 func (c *collector) start(id string, u aUsage) {
@@ -91,6 +97,12 @@ func (c *collector) openText() {
 }
 
 func (c *collector) textDelta(s string) { c.msg.Content[len(c.msg.Content)-1].Text += s }
+
+func (c *collector) thought(s string) {
+	if c.keepThoughts {
+		c.thoughts.WriteString(s)
+	}
+}
 
 func (c *collector) openTool(id, name string) {
 	c.msg.Content = append(c.msg.Content, aBlock{Type: "tool_use", ID: id, Name: name})
@@ -120,6 +132,9 @@ func (c *collector) finish(stop string, u aUsage) {
 		kept = append(kept, b)
 	}
 	c.msg.Content = kept
+	if c.thoughts.Len() > 0 {
+		c.msg.Content = append([]aBlock{{Type: "thinking", Thinking: c.thoughts.String()}}, c.msg.Content...)
+	}
 }
 
 func (c *collector) fail(e upstreamError) { c.failed = &e }

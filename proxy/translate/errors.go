@@ -8,12 +8,14 @@ import (
 	"unicode/utf8"
 )
 
-// upstreamError is an error in neither wire's shape: the Anthropic type
-// it is (or maps to) and the OpenAI type and code, with its message.
+// upstreamError is an error in no wire's shape: the Anthropic type it is
+// (or maps to), the OpenAI type and code and the Google status, with its
+// message.
 type upstreamError struct {
 	anthropicType string
 	openaiType    string
 	openaiCode    string // "" is sent as null
+	googleStatus  string // "" is derived from the Anthropic type
 	message       string
 }
 
@@ -23,22 +25,26 @@ type upstreamError struct {
 // the same way to the other provider's errors. The status stays the
 // caller's; it decides the type when the body has none. A body that is
 // not JSON (a proxy's HTML page) becomes the message, shortened.
+//
+// For a Gemini client the body's code is the one Google gives the status
+// it maps to (503 for UNAVAILABLE, whatever the upstream's own status):
+// Google's errors carry their HTTP code, and Gemini CLI reads it.
 func ErrorBody(from, to Target, status int, body []byte) []byte {
-	if from == to {
-		return body
+	if from == to || wire(from) == Gemini && wire(to) == Gemini {
+		return body // Code Assist's errors are Google's, unwrapped
 	}
-	e := parseError(from, status, body)
-	if to == Anthropic {
-		return anthropicErrorJSON(e)
-	}
-	return openaiErrorJSON(e)
+	return errorJSON(to, parseError(from, status, body))
 }
 
 func parseError(from Target, status int, body []byte) upstreamError {
-	if from == Anthropic {
+	switch wire(from) {
+	case Anthropic:
 		var a aError
 		_ = json.Unmarshal(body, &a)
 		return anthropicErr(status, a.Error.Type, a.Error.Message, body)
+	case Gemini:
+		g := readGoogleError(body)
+		return googleErr(status, g.Error.Code, g.Error.Status, g.Error.Message, body)
 	}
 	var o struct {
 		Error struct {
@@ -169,6 +175,104 @@ func openaiErrorType(status int, typ string) (string, string) {
 	return "server_error", ""
 }
 
+// readGoogleError reads Google's error body; a streamGenerateContent
+// without alt=sse answers a list of them.
+func readGoogleError(body []byte) gError {
+	var g gError
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		var list []gError
+		if json.Unmarshal(body, &list) == nil && len(list) > 0 {
+			g = list[0]
+		}
+		return g
+	}
+	_ = json.Unmarshal(body, &g)
+	return g
+}
+
+// googleErr completes an error read from Google's shape. code is the
+// body's own (an error inside a stream has no status but that).
+func googleErr(status, code int, gstatus, msg string, body []byte) upstreamError {
+	if code == 0 {
+		code = status
+	}
+	e := upstreamError{googleStatus: gstatus, message: msg}
+	if e.message == "" {
+		e.message = plainMessage(code, body)
+	}
+	e.anthropicType = anthropicTypeFromGoogle(gstatus, code)
+	e.openaiType, e.openaiCode = openaiErrorType(code, e.anthropicType)
+	return e
+}
+
+// anthropicTypeFromGoogle maps a google.rpc status (what Gemini CLI and
+// the proxy's classifier go by), else the code.
+func anthropicTypeFromGoogle(status string, code int) string {
+	switch status {
+	case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE":
+		return "invalid_request_error"
+	case "UNAUTHENTICATED":
+		return "authentication_error"
+	case "PERMISSION_DENIED":
+		return "permission_error"
+	case "NOT_FOUND":
+		return "not_found_error"
+	case "RESOURCE_EXHAUSTED":
+		return "rate_limit_error"
+	case "UNAVAILABLE":
+		return "overloaded_error"
+	case "DEADLINE_EXCEEDED":
+		return "timeout_error"
+	case "INTERNAL", "UNKNOWN", "DATA_LOSS", "CANCELLED":
+		return "api_error"
+	}
+	return anthropicErrorType(code, "", "")
+}
+
+// google is the error's Google status and the HTTP code Google gives it.
+func (e upstreamError) google() (int, string) {
+	status := e.googleStatus
+	if status == "" {
+		switch e.anthropicType {
+		case "invalid_request_error", "request_too_large":
+			status = "INVALID_ARGUMENT"
+		case "authentication_error":
+			status = "UNAUTHENTICATED"
+		case "permission_error":
+			status = "PERMISSION_DENIED"
+		case "not_found_error":
+			status = "NOT_FOUND"
+		case "rate_limit_error", "billing_error":
+			// Spent credit is a quota to Google too.
+			status = "RESOURCE_EXHAUSTED"
+		case "overloaded_error":
+			status = "UNAVAILABLE"
+		case "timeout_error":
+			status = "DEADLINE_EXCEEDED"
+		default:
+			status = "INTERNAL"
+		}
+	}
+	codes := map[string]int{
+		"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "OUT_OF_RANGE": 400,
+		"UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403, "NOT_FOUND": 404,
+		"ABORTED": 409, "ALREADY_EXISTS": 409, "RESOURCE_EXHAUSTED": 429, "CANCELLED": 499,
+		"UNIMPLEMENTED": 501, "UNAVAILABLE": 503, "DEADLINE_EXCEEDED": 504,
+	}
+	code, ok := codes[status]
+	if !ok {
+		code = 500 // INTERNAL, UNKNOWN, DATA_LOSS and any other
+	}
+	return code, status
+}
+
+func geminiErrorJSON(e upstreamError) []byte {
+	code, status := e.google()
+	var g gError
+	g.Error.Code, g.Error.Message, g.Error.Status = code, e.message, status
+	return marshal(g)
+}
+
 func anthropicErrorJSON(e upstreamError) []byte {
 	var a aError
 	a.Type = "error"
@@ -199,9 +303,28 @@ func openaiErrorJSON(e upstreamError) []byte {
 
 // streamError reads an error event of an upstream stream: Anthropic's
 // "error" event, a Chat chunk carrying "error", Responses' "error" and
-// "response.failed".
+// "response.failed", a Google error object in a Gemini stream.
 func streamError(from Target, event string, data []byte) (upstreamError, bool) {
-	switch from {
+	switch wire(from) {
+	case Gemini:
+		if !bytes.Contains(data, []byte(`"error"`)) {
+			return upstreamError{}, false
+		}
+		var o struct {
+			Error json.RawMessage `json:"error"`
+		}
+		raw := bytes.TrimSpace(data)
+		if bytes.HasPrefix(raw, []byte("[")) {
+			var list []json.RawMessage
+			if json.Unmarshal(raw, &list) != nil || len(list) == 0 {
+				return upstreamError{}, false
+			}
+			raw = list[0]
+		}
+		if json.Unmarshal(raw, &o) != nil || !isObject(o.Error) {
+			return upstreamError{}, false
+		}
+		return parseError(Gemini, 0, data), true
 	case Anthropic:
 		if event != "error" && !bytes.Contains(data, []byte(`"type":"error"`)) {
 			return upstreamError{}, false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,38 @@ func TestErrorBody(t *testing.T) {
 		{"empty 504", Anthropic, OpenAIChat, 504, ``,
 			`{"error":{"message":"Gateway Timeout","type":"server_error","param":null,"code":null}}`},
 		{"same wire untouched", Anthropic, Anthropic, 500, `{"anything":1}`, `{"anything":1}`},
+
+		// Google's errors (the shapes issue 26 lists): Claude Code and
+		// Codex must see the type they retry or wait on.
+		{"gemini quota to claude code", Gemini, Anthropic, 429,
+			`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+			`{"type":"error","error":{"type":"rate_limit_error","message":"You exceeded your current quota, please check your plan and billing details."}}`},
+		{"gemini overloaded to codex", GeminiCodeAssist, OpenAIResponses, 503,
+			`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
+			`{"error":{"message":"The model is overloaded. Please try again later.","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
+		{"gemini bad key to chat", Gemini, OpenAIChat, 400,
+			`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`,
+			`{"error":{"message":"API key not valid. Please pass a valid API key.","type":"invalid_request_error","param":null,"code":null}}`},
+		{"code assist login expired", GeminiCodeAssist, Anthropic, 401,
+			`{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`,
+			`{"type":"error","error":{"type":"authentication_error","message":"Request had invalid authentication credentials."}}`},
+		{"gemini internal, listed", Gemini, Anthropic, 500,
+			`[{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`,
+			`{"type":"error","error":{"type":"api_error","message":"An internal error has occurred."}}`},
+		// Gemini CLI reads the code and status; Anthropic's 529 is
+		// Google's 503.
+		{"anthropic overloaded to gemini cli", Anthropic, Gemini, 529,
+			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			`{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`},
+		{"codex usage limit to gemini cli", ChatGPTCodex, GeminiCodeAssist, 429,
+			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":1772370000}}`,
+			`{"error":{"code":429,"message":"The usage limit has been reached","status":"RESOURCE_EXHAUSTED"}}`},
+		{"anthropic bad request to gemini cli", Anthropic, Gemini, 400,
+			`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1: tool_use ids must be unique"}}`,
+			`{"error":{"code":400,"message":"messages.1: tool_use ids must be unique","status":"INVALID_ARGUMENT"}}`},
+		{"html 502 to gemini cli", OpenAIChat, Gemini, 502, `<html>Bad Gateway</html>`,
+			`{"error":{"code":500,"message":"<html>Bad Gateway</html>","status":"INTERNAL"}}`},
+		{"gemini to code assist untouched", Gemini, GeminiCodeAssist, 429, `{"error":{"code":429}}`, `{"error":{"code":429}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,14 +113,23 @@ func FuzzStream(f *testing.F) {
 		"event: response.created\ndata: " + respCreated + "\n\nevent: response.output_text.delta\ndata: " + respFirst + "\n\n",
 		"event: message_start\ndata: " + antStart + "\n\nevent: content_block_delta\ndata: " + antFirst + "\n\n",
 		"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"name\":\"f\",\"arguments\":\"{\"}}]}}]}\n\n",
+		"data: " + gemFirst + "\r\n\r\ndata: " + gemStop + "\r\n\r\n",
+		"data: {\"response\":" + gemFirst + "}\n\n{\n  \"error\": {\"code\": 503}\n}\n",
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":{\"a\":1}}},{\"text\":\"x\"}]},\"finishReason\":\"MALFORMED_FUNCTION_CALL\"}]}\n\n",
 	} {
-		for from := range 3 {
+		for from := range len(fuzzWires) {
 			f.Add(uint8(from), []byte(s))
 		}
 	}
-	wires := []Target{Anthropic, OpenAIChat, OpenAIResponses}
+	for _, file := range []string{"gemini_tools", "code_assist_tools", "anthropic_tool_use"} {
+		b, err := os.ReadFile("testdata/streams/" + file + ".sse")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(slices.Index(fuzzWires, wireOf(file))), b)
+	}
 	f.Fuzz(func(t *testing.T, w uint8, src []byte) {
-		from := wires[int(w)%3]
+		from := fuzzWires[int(w)%len(fuzzWires)]
 		for _, to := range targetsOf(from) {
 			var out bytes.Buffer
 			_ = Stream(&out, bytes.NewReader(src), from, to, "m")
@@ -98,21 +140,27 @@ func FuzzStream(f *testing.F) {
 	})
 }
 
+// fuzzWires are the upstream and client wires the fuzz tests pick from
+// by their first byte.
+var fuzzWires = []Target{Anthropic, OpenAIChat, OpenAIResponses, Gemini, GeminiCodeAssist}
+
 func FuzzRequest(f *testing.F) {
-	for file, wire := range map[string]uint8{"claude_code": 0, "opencode": 1, "codex": 2, "easy_input": 2} {
+	for file, wire := range map[string]uint8{"claude_code": 0, "opencode": 1, "codex": 2, "easy_input": 2, "gemini_cli": 3, "code_assist_cli": 4} {
 		b, err := os.ReadFile("testdata/requests/" + file + ".json")
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(wire, b)
 	}
-	wires := []Target{Anthropic, OpenAIChat, OpenAIResponses}
 	f.Fuzz(func(t *testing.T, w uint8, body []byte) {
-		from := wires[int(w)%3]
-		for _, to := range targetsOf(from) {
-			out, err := Request(from, to, body, "m")
-			if err == nil && !json.Valid(out) {
-				t.Fatalf("invalid JSON out: %s", out)
+		from := fuzzWires[int(w)%len(fuzzWires)]
+		for _, to := range append(targetsOf(from), from) {
+			// A Gemini model exercises the thinking and image paths.
+			for _, model := range []string{"m", "gemini-3-pro-preview"} {
+				out, _, err := RequestWithOptions(from, to, body, model, RequestOptions{Stream: w&0x80 != 0})
+				if err == nil && !json.Valid(out) {
+					t.Fatalf("invalid JSON out: %s", out)
+				}
 			}
 		}
 	})

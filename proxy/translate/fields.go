@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Every top-level request field of a source wire has a fate. Fields
 // handled by a reader are "read"; the rest are decided here so that
-// docs/translation.md and the code can be checked against one table.
+// docs/translation.md and the code can be checked against one table. A
+// reason may name the target's side with %s ("Claude", "OpenAI",
+// "Gemini"); pairRules changes a fate where one target takes what the
+// others drop.
 type fate int
 
 const (
@@ -49,14 +53,14 @@ var chatFields = map[string]rule{
 	"store": {silent, ""}, "metadata": {silent, ""}, "prompt_cache_key": {silent, ""},
 	"prompt_cache_retention": {silent, ""}, "service_tier": {silent, ""}, "prediction": {silent, ""},
 	"reasoning_effort":   {noted, "a reasoning effort is not carried to Claude (see docs/translation.md: thinking)"},
-	"verbosity":          {noted, "Claude has no verbosity setting"},
-	"seed":               {noted, "Claude has no sampling seed"},
-	"presence_penalty":   {noted, "Claude has no presence penalty"},
-	"frequency_penalty":  {noted, "Claude has no frequency penalty"},
-	"logit_bias":         {noted, "Claude has no logit bias"},
+	"verbosity":          {noted, "%s has no verbosity setting"},
+	"seed":               {noted, "%s has no sampling seed"},
+	"presence_penalty":   {noted, "%s has no presence penalty"},
+	"frequency_penalty":  {noted, "%s has no frequency penalty"},
+	"logit_bias":         {noted, "%s has no logit bias"},
 	"functions":          {refuse, "legacy function calling; use tools"},
 	"function_call":      {refuse, "legacy function calling; use tool_choice"},
-	"audio":              {refuse, "Claude does not answer in audio"},
+	"audio":              {refuse, "audio answers are not translated"},
 	"web_search_options": {refuse, "web search is an OpenAI-hosted tool"},
 }
 
@@ -71,21 +75,84 @@ var responsesFields = map[string]rule{
 	"prompt_cache_key": {silent, ""}, "prompt_cache_retention": {silent, ""},
 	"service_tier": {silent, ""}, "stream_options": {silent, ""}, "client_metadata": {silent, ""},
 	"reasoning":            {noted, "a reasoning effort is not carried to Claude (see docs/translation.md: thinking)"},
-	"truncation":           {noted, "Claude never truncates the context; an over-long one is refused upstream"},
-	"max_tool_calls":       {noted, "Claude has no cap on hosted tool calls, and none are offered"},
-	"previous_response_id": {refuse, "the earlier turns are stored at OpenAI and cannot be sent to Claude"},
-	"conversation":         {refuse, "the conversation is stored at OpenAI and cannot be sent to Claude"},
+	"truncation":           {noted, "%s never truncates the context; an over-long one is refused upstream"},
+	"max_tool_calls":       {noted, "%s has no cap on hosted tool calls, and none are offered"},
+	"previous_response_id": {refuse, "the earlier turns are stored at OpenAI and cannot be sent to %s"},
+	"conversation":         {refuse, "the conversation is stored at OpenAI and cannot be sent to %s"},
 	"prompt":               {refuse, "prompt templates are stored at OpenAI"},
 	"background":           {refuse, "background responses are an OpenAI service"},
+}
+
+var geminiFields = map[string]rule{
+	"contents": {read, ""}, "systemInstruction": {read, ""}, "tools": {read, ""},
+	"toolConfig": {read, ""}, "generationConfig": {read, ""},
+
+	// session_id is Code Assist's: Gemini CLI's session, read as the
+	// end user. labels bill a Vertex request; model names the resource
+	// some SDKs repeat.
+	"session_id": {read, ""},
+	"labels":     {silent, ""}, "model": {silent, ""},
+	"safetySettings": {noted, "safety thresholds are Google's; %s applies its own"},
+	"cachedContent":  {refuse, "cached content is stored at Google and cannot be sent to %s"},
+}
+
+// geminiConfigFields are generationConfig's, checked like top-level
+// fields.
+var geminiConfigFields = map[string]rule{
+	"temperature": {read, ""}, "topP": {read, ""}, "topK": {read, ""},
+	"maxOutputTokens": {read, ""}, "stopSequences": {read, ""}, "candidateCount": {read, ""},
+	"seed": {read, ""}, "thinkingConfig": {read, ""}, "responseMimeType": {read, ""},
+	"responseSchema": {read, ""}, "responseJsonSchema": {read, ""}, "responseModalities": {read, ""},
+	"responseLogprobs": {read, ""}, "logprobs": {read, ""},
+
+	"audioTimestamp": {silent, ""}, "routingConfig": {silent, ""}, "modelSelectionConfig": {silent, ""},
+	"enableEnhancedCivicAnswers": {silent, ""}, "enableAffectiveDialog": {silent, ""},
+	"presencePenalty":  {noted, "the penalty is not carried"},
+	"frequencyPenalty": {noted, "the penalty is not carried"},
+	"mediaResolution":  {noted, "image resolution is Gemini's setting; %s decides its own"},
+	"imageConfig":      {noted, "image output is not asked for"},
+	"speechConfig":     {refuse, "spoken answers are not translated"},
+}
+
+// pairRules override a source's table for one target wire: the fields a
+// target takes that the others drop, and reasons that differ.
+var pairRules = map[[2]Target]map[string]rule{
+	{Anthropic, Gemini}: {"top_k": {read, ""}},
+	{OpenAIChat, Gemini}: {
+		"reasoning_effort": {read, ""}, "seed": {read, ""},
+		// Gemini has both, but some models refuse them with a 400.
+		"presence_penalty":  {noted, "not every Gemini model takes a presence penalty"},
+		"frequency_penalty": {noted, "not every Gemini model takes a frequency penalty"},
+	},
+	{OpenAIResponses, Gemini}: {"reasoning": {read, ""}},
+	{Gemini, Anthropic}: {
+		"generationConfig.seed": {noted, "%s has no sampling seed"},
+		// Claude's thinking blocks carry signatures it requires back in
+		// the next turn of a tool loop, and Gemini CLI keeps no thoughts
+		// in its history: thinking stays off, as for OpenAI clients.
+		"generationConfig.thinkingConfig": {noted, "thinking is not enabled on Claude, whose thinking blocks must come back on the next turn and a Gemini client sends no thoughts back"},
+	},
+	{Gemini, OpenAIChat}: {"generationConfig.topK": {noted, "%s has no top_k sampling"}},
+	{Gemini, OpenAIResponses}: {
+		"generationConfig.topK": {noted, "%s has no top_k sampling"},
+		"generationConfig.seed": {noted, "the Responses API has no sampling seed"},
+	},
 }
 
 // checkFields applies the table to the body's top-level fields. A null
 // value is treated as absent, as the APIs do.
 func (c *conv) checkFields(body []byte, table map[string]rule) (map[string]json.RawMessage, error) {
+	return c.checkFieldsAt(body, table, "")
+}
+
+// checkFieldsAt applies the table to the fields of the object body, whose
+// path is prefix ("generationConfig."); the pair's rules go first.
+func (c *conv) checkFieldsAt(body []byte, table map[string]rule, prefix string) (map[string]json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, fmt.Errorf("translate: %s request body: %w", c.from, err)
 	}
+	pair := pairRules[[2]Target{wire(c.from), wire(c.to)}]
 	keys := make([]string, 0, len(top))
 	for k := range top {
 		keys = append(keys, k)
@@ -96,14 +163,22 @@ func (c *conv) checkFields(body []byte, table map[string]rule) (map[string]json.
 			delete(top, k)
 			continue
 		}
+		field := prefix + k
 		r, known := table[k]
+		if o, ok := pair[field]; ok {
+			r, known = o, true
+		}
+		why := r.why
+		if strings.Contains(why, "%s") {
+			why = fmt.Sprintf(why, name(c.to))
+		}
 		switch {
 		case !known:
-			c.note(k, "unknown field dropped")
+			c.note(field, "unknown field dropped")
 		case r.fate == noted:
-			c.note(k, "dropped: %s", r.why)
+			c.note(field, "dropped: %s", why)
 		case r.fate == refuse:
-			return nil, c.refuse(k, "%s", r.why)
+			return nil, c.refuse(field, "%s", why)
 		}
 	}
 	return top, nil

@@ -65,44 +65,78 @@ func wireOf(name string) Target {
 		return OpenAIChat
 	case strings.HasPrefix(name, "responses_"):
 		return OpenAIResponses
+	case strings.HasPrefix(name, "gemini_"):
+		return Gemini
+	case strings.HasPrefix(name, "code_assist_"):
+		return GeminiCodeAssist
 	}
 	return Anthropic
 }
 
-// targetsOf is where a fixture of wire from is translated to.
+// targetsOf is where a fixture of wire from is translated to. (Gemini
+// and Code Assist, which differ by an envelope, are tested apart.)
 func targetsOf(from Target) []Target {
-	if from == Anthropic {
-		return []Target{OpenAIChat, OpenAIResponses}
+	switch from {
+	case Anthropic:
+		return []Target{OpenAIChat, OpenAIResponses, Gemini, GeminiCodeAssist}
+	case Gemini:
+		return []Target{Anthropic, OpenAIChat, OpenAIResponses}
+	case GeminiCodeAssist:
+		return []Target{Anthropic, OpenAIChat}
 	}
-	return []Target{Anthropic}
+	return []Target{Anthropic, Gemini}
 }
 
 // Request fixtures are real client shapes: Claude Code (cache_control,
 // thinking, metadata.user_id as JSON, image tool results, is_error),
 // opencode on Chat Completions (system + developer, parallel tool calls,
 // a foreign tool id), Codex CLI on Responses (developer message,
-// reasoning items, function calls, store/include/prompt_cache_key).
+// reasoning items, function calls, store/include/prompt_cache_key),
+// Gemini CLI with a key (calls without ids answered by responses with
+// ids of its own, thought signatures, an OpenAPI schema, its sampling
+// and thinking defaults) and with a Google login (the Code Assist
+// envelope, calls with the ids a translated answer gave, an image read
+// by a tool).
 var requestCases = []struct {
-	file  string
-	from  Target
-	to    Target
-	model string
+	file   string
+	from   Target
+	to     Target
+	model  string
+	stream bool // a Gemini client's :streamGenerateContent
 }{
 	// gpt-4.1 takes no reasoning effort: thinking is dropped with a note,
 	// temperature is kept.
-	{"claude_code", Anthropic, OpenAIChat, "gpt-4.1"},
+	{"claude_code", Anthropic, OpenAIChat, "gpt-4.1", false},
 	// gpt-5 takes an effort but no temperature.
-	{"claude_code", Anthropic, OpenAIResponses, "gpt-5"},
-	{"images_and_choice", Anthropic, OpenAIChat, "gpt-4o"},
-	{"adaptive_effort", Anthropic, OpenAIChat, "o3"},
-	{"adaptive_effort", Anthropic, OpenAIResponses, "gpt-5.1-codex"},
+	{"claude_code", Anthropic, OpenAIResponses, "gpt-5", false},
+	{"images_and_choice", Anthropic, OpenAIChat, "gpt-4o", false},
+	{"adaptive_effort", Anthropic, OpenAIChat, "o3", false},
+	{"adaptive_effort", Anthropic, OpenAIResponses, "gpt-5.1-codex", false},
 	// The ChatGPT backend: no output cap, always streaming, instructions
 	// required, the user id as cache key.
-	{"claude_code", Anthropic, ChatGPTCodex, "gpt-5-codex"},
-	{"adaptive_effort", Anthropic, ChatGPTCodex, "gpt-5-codex"},
-	{"opencode", OpenAIChat, Anthropic, "claude-sonnet-4-5"},
-	{"codex", OpenAIResponses, Anthropic, "claude-sonnet-4-5"},
-	{"easy_input", OpenAIResponses, Anthropic, "claude-haiku-4-5"},
+	{"claude_code", Anthropic, ChatGPTCodex, "gpt-5-codex", false},
+	{"adaptive_effort", Anthropic, ChatGPTCodex, "gpt-5-codex", false},
+	{"opencode", OpenAIChat, Anthropic, "claude-sonnet-4-5", false},
+	{"codex", OpenAIResponses, Anthropic, "claude-sonnet-4-5", false},
+	{"easy_input", OpenAIResponses, Anthropic, "claude-haiku-4-5", false},
+
+	// Claude Code on Gemini: a budget on Gemini 2.5, a level on Gemini 3
+	// (whose function responses carry their images), the Code Assist
+	// envelope.
+	{"claude_code", Anthropic, Gemini, "gemini-2.5-pro", false},
+	{"claude_code", Anthropic, GeminiCodeAssist, "gemini-3-pro-preview", false},
+	{"adaptive_effort", Anthropic, Gemini, "gemini-3-flash-preview", false},
+	{"opencode", OpenAIChat, Gemini, "gemini-2.5-flash", false},
+	{"codex", OpenAIResponses, Gemini, "gemini-2.5-pro", false},
+	// Gemini CLI on Claude or OpenAI.
+	{"gemini_cli", Gemini, Anthropic, "claude-sonnet-4-5", true},
+	{"gemini_cli", Gemini, OpenAIChat, "gpt-4.1", true},
+	{"gemini_cli", Gemini, OpenAIResponses, "gpt-5", false},
+	{"gemini_cli", Gemini, ChatGPTCodex, "gpt-5-codex", true},
+	{"code_assist_cli", GeminiCodeAssist, Anthropic, "claude-opus-4-1", true},
+	// A key's client on a login's credential, and back.
+	{"gemini_cli", Gemini, GeminiCodeAssist, "gemini-2.5-pro", true},
+	{"code_assist_cli", GeminiCodeAssist, Gemini, "gemini-2.5-pro", true},
 }
 
 func TestRequestGolden(t *testing.T) {
@@ -110,7 +144,7 @@ func TestRequestGolden(t *testing.T) {
 		name := tc.file + ".to-" + string(tc.to)
 		t.Run(name, func(t *testing.T) {
 			in := readFile(t, filepath.Join("testdata", "requests", tc.file+".json"))
-			body, notes, err := RequestWithNotes(tc.from, tc.to, in, tc.model)
+			body, notes, err := RequestWithOptions(tc.from, tc.to, in, tc.model, RequestOptions{Stream: tc.stream})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package translate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 )
 
@@ -185,11 +186,167 @@ func effortFromThinking(th *aThinking, oc *aOutputConfig) string {
 	if th == nil || th.Type != "enabled" || th.BudgetTokens <= 0 {
 		return ""
 	}
+	return effortFromBudget(th.BudgetTokens)
+}
+
+// ---- Gemini ----
+
+// anthropicStopFromGemini maps a candidate's finishReason; ok is false
+// for the reasons that say the model failed rather than finished (a
+// malformed function call), which Gemini CLI retries and a client of
+// another wire must see as an error.
+func anthropicStopFromGemini(reason string, calledTool bool) (stop string, ok bool) {
+	switch reason {
+	case "MAX_TOKENS":
+		return "max_tokens", true
+	case "SAFETY", "RECITATION", "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "IMAGE_OTHER", "NO_IMAGE":
+		return "refusal", true
+	case "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MALFORMED_RESPONSE", "MISSING_THOUGHT_SIGNATURE":
+		return "", false
+	}
+	// STOP, OTHER, FINISH_REASON_UNSPECIFIED. Gemini says STOP after a
+	// function call too.
+	if calledTool {
+		return "tool_use", true
+	}
+	return "end_turn", true
+}
+
+func geminiFinishReason(stop string) string {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return "MAX_TOKENS"
+	case "refusal":
+		return "SAFETY"
+	}
+	return "STOP" // end_turn, stop_sequence, tool_use, pause_turn
+}
+
+// geminiCallID is the tool id of a function call in a Gemini answer: its
+// own id when the API gave one, else one derived from the answer's id,
+// the call's place in it and its content, so that a JSON answer and the
+// same answer collected from a stream name the call alike.
+func geminiCallID(responseID string, n int, fc *gFunctionCall) string {
+	if fc.ID != "" {
+		return anthropicToolID(fc.ID)
+	}
+	return rewriteID("toolu_", fmt.Sprintf("%s:%d:%s:%s", responseID, n, fc.Name, compactArgs(string(fc.Args))))
+}
+
+// geminiResponseID is the responseId of an answer from another wire,
+// its id without the upstream's prefix.
+func geminiResponseID(id string) string {
+	return strings.TrimPrefix(anthropicIDFromOpenAI(id), "msg_")
+}
+
+// Thinking. Gemini 2.5 takes a budget in tokens, Gemini 3 a level; both
+// are bounded, and other models (Gemini 2.0, Gemma) refuse the setting.
+const (
+	// maxGeminiBudget is the largest budget every Gemini 2.5 model takes
+	// (Flash and Flash-Lite stop at 24576, Pro at 32768).
+	maxGeminiBudget = 24576
+)
+
+func geminiModelFamily(model string) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:] // "models/gemini-2.5-pro"
+	}
 	switch {
-	case th.BudgetTokens < 4096:
+	case strings.HasPrefix(m, "gemini-2.5"):
+		return "budget"
+	case strings.HasPrefix(m, "gemini-3"):
+		return "level"
+	}
+	return ""
+}
+
+// geminiThinking writes the neutral thinking request for model: an
+// Anthropic budget as it is (bounded), an effort as a budget or a level.
+// Without either the model's own default (dynamic thinking) stands.
+func (c *conv) geminiThinking(r *request, model string) *gThinkingConfig {
+	effort := r.effort
+	if effort == "none" {
+		effort = ""
+	}
+	if effort == "" && r.budget <= 0 {
+		return nil
+	}
+	switch geminiModelFamily(model) {
+	case "level":
+		if effort == "" {
+			effort = effortFromBudget(r.budget)
+		}
+		level := "HIGH" // the enum's names, as Gemini CLI sends them
+		if effort == "minimal" || effort == "low" {
+			level = "LOW"
+		}
+		return &gThinkingConfig{ThinkingLevel: level}
+	case "budget":
+		b := r.budget
+		if b <= 0 {
+			b = budgetFromEffort(effort)
+		}
+		if b > maxGeminiBudget {
+			c.note(c.thinkingField(), "budget %d lowered to %d, the most every Gemini 2.5 model takes", b, maxGeminiBudget)
+			b = maxGeminiBudget
+		}
+		return &gThinkingConfig{ThinkingBudget: &b}
+	}
+	c.note(c.thinkingField(), "dropped: %s takes no thinking setting this translation knows", model)
+	return nil
+}
+
+func (c *conv) thinkingField() string {
+	switch wire(c.from) {
+	case OpenAIChat:
+		return "reasoning_effort"
+	case OpenAIResponses:
+		return "reasoning"
+	case Gemini:
+		return "generationConfig.thinkingConfig"
+	}
+	return "thinking"
+}
+
+func effortFromBudget(b int) string {
+	switch {
+	case b < 4096:
 		return "low"
-	case th.BudgetTokens < 16384:
+	case b < 16384:
 		return "medium"
 	}
 	return "high"
+}
+
+func budgetFromEffort(effort string) int {
+	switch effort {
+	case "minimal":
+		return 512 // Flash-Lite's least
+	case "low":
+		return 1024
+	case "medium":
+		return 8192 // Gemini CLI's default
+	}
+	return maxGeminiBudget
+}
+
+// effortFromGemini reads a thinkingConfig as an OpenAI effort: a level as
+// it is, a budget by size; a dynamic budget (-1) or none leaves the
+// model's default, and so does 0 (off), which OpenAI reasoning models
+// cannot do.
+func effortFromGemini(th *gThinkingConfig) string {
+	switch strings.ToUpper(th.ThinkingLevel) {
+	case "MINIMAL", "LOW":
+		return "low"
+	case "MEDIUM":
+		return "medium"
+	case "HIGH":
+		return "high"
+	}
+	if th.ThinkingBudget == nil || *th.ThinkingBudget <= 0 {
+		return ""
+	}
+	return effortFromBudget(*th.ThinkingBudget)
 }

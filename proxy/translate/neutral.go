@@ -9,7 +9,7 @@ import (
 
 // A request crosses wires through one neutral form: each reader turns its
 // wire into it (refusing what it cannot hold), each writer turns it into
-// its wire. Four readers and writers instead of one converter per pair,
+// its wire. Five readers and writers instead of one converter per pair,
 // and the neutral form is where "what a turn means" is decided once.
 
 type request struct {
@@ -21,10 +21,13 @@ type request struct {
 	maxTokens   *int
 	temperature *float64
 	topP        *float64
+	topK        *int // Anthropic and Gemini sample by it; OpenAI does not
+	seed        *int // Chat and Gemini take one; Claude does not
 	stop        []string
 	stopField   string // where stop came from, for a refusal
 	stream      bool
 	effort      string // OpenAI reasoning effort, "" for none
+	budget      int    // Anthropic thinking budget in tokens, 0 for none
 	user        string
 }
 
@@ -63,6 +66,7 @@ type toolCall struct {
 
 type toolResult struct {
 	id      string
+	name    string // the function answered; Gemini names it, the others only by the call's id
 	parts   []part // text and images
 	isError bool
 }
@@ -98,7 +102,7 @@ func (r *request) endsWithAssistant() bool {
 	return len(r.turns) > 0 && r.turns[len(r.turns)-1].role == "assistant"
 }
 
-const endsWithAssistant = "the conversation ends with an assistant turn, which Claude would continue instead of answering"
+const endsWithAssistant = "the conversation ends with an assistant turn, which %s would continue instead of answering"
 
 func text(s string) part { return part{kind: textPart, text: s} }
 

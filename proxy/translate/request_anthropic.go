@@ -6,31 +6,6 @@ import (
 	"strings"
 )
 
-func (c *conv) fromAnthropicRequest(body []byte, model string) ([]byte, error) {
-	r, err := c.readAnthropic(body)
-	if err != nil {
-		return nil, err
-	}
-	if c.to == OpenAIChat {
-		return c.writeChat(r, model)
-	}
-	return c.writeResponses(r, model, c.to == ChatGPTCodex)
-}
-
-// toAnthropicRequest reads an OpenAI request, Chat Completions or
-// Responses as c.from says, and writes it as a Messages request.
-func (c *conv) toAnthropicRequest(body []byte, model string) ([]byte, error) {
-	read := c.readResponses
-	if c.from == OpenAIChat {
-		read = c.readChat
-	}
-	r, err := read(body)
-	if err != nil {
-		return nil, err
-	}
-	return c.writeAnthropic(r, model)
-}
-
 // readAnthropic reads a Messages request into the neutral form.
 func (c *conv) readAnthropic(body []byte) (*request, error) {
 	if _, err := c.checkFields(body, anthropicFields); err != nil {
@@ -40,7 +15,7 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: anthropic request body: %w", err)
 	}
-	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, stop: in.StopSequences, stopField: "stop_sequences"}
+	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, topK: in.TopK, stop: in.StopSequences, stopField: "stop_sequences"}
 	if in.MaxTokens > 0 {
 		r.maxTokens = &in.MaxTokens
 	}
@@ -102,10 +77,15 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 		return nil, c.refuse("output_config.format", "structured output formats are not translated")
 	}
 	if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == "assistant" {
-		return nil, c.refuse(path("messages", n-1), "a final assistant message is a prefill for Claude to continue; OpenAI models cannot continue a message")
+		return nil, c.refuse(path("messages", n-1), "a final assistant message is a prefill for Claude to continue; %s models cannot continue a message", name(c.to))
 	}
 	r.effort = effortFromThinking(in.Thinking, in.OutputConfig)
-	if r.effort == "" && in.Thinking != nil && in.Thinking.Type != "disabled" {
+	if th := in.Thinking; th != nil && th.Type == "enabled" {
+		r.budget = th.BudgetTokens
+	}
+	// Adaptive thinking without an effort is what Gemini does unasked
+	// (a dynamic budget), so only an OpenAI target loses anything.
+	if r.effort == "" && in.Thinking != nil && in.Thinking.Type != "disabled" && !c.toGemini() {
 		c.note("thinking", "dropped: no reasoning effort could be derived from type %q", in.Thinking.Type)
 	}
 	return r, nil
@@ -235,7 +215,7 @@ func (c *conv) anthropicToolResult(b aBlock, field string) (toolResult, error) {
 
 // writeAnthropic writes the neutral form as a Messages request.
 func (c *conv) writeAnthropic(r *request, model string) ([]byte, error) {
-	out := aRequest{Model: model, Stream: r.stream, Temperature: r.temperature, TopP: r.topP, StopSequences: r.stop}
+	out := aRequest{Model: model, Stream: r.stream, Temperature: r.temperature, TopP: r.topP, TopK: r.topK, StopSequences: r.stop}
 	out.MaxTokens = DefaultMaxTokens
 	if r.maxTokens != nil {
 		out.MaxTokens = *r.maxTokens

@@ -28,9 +28,11 @@ type chatIn struct {
 	ResponseFormat      *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Logprobs    bool     `json:"logprobs"`
-	TopLogprobs int      `json:"top_logprobs"`
-	Modalities  []string `json:"modalities"`
+	Logprobs        bool     `json:"logprobs"`
+	TopLogprobs     int      `json:"top_logprobs"`
+	Modalities      []string `json:"modalities"`
+	ReasoningEffort string   `json:"reasoning_effort"` // carried to Gemini only (fields.go)
+	Seed            *int     `json:"seed"`             // likewise
 }
 
 type chatMessage struct {
@@ -55,7 +57,8 @@ func (c *conv) readChat(body []byte) (*request, error) {
 		return nil, err
 	}
 
-	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, user: in.User, stopField: "stop"}
+	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, user: in.User, stopField: "stop",
+		effort: in.ReasoningEffort, seed: in.Seed}
 	if r.user == "" {
 		r.user = in.SafetyIdentifier
 	}
@@ -94,7 +97,7 @@ func (c *conv) readChat(body []byte) (*request, error) {
 		return nil, err
 	}
 	if r.endsWithAssistant() {
-		return nil, c.refuse(path("messages", len(in.Messages)-1), "%s", endsWithAssistant)
+		return nil, c.refuse(path("messages", len(in.Messages)-1), endsWithAssistant, name(c.to))
 	}
 	return r, nil
 }
@@ -103,11 +106,11 @@ func (c *conv) readChat(body []byte) (*request, error) {
 func (c *conv) chatUnsupported(in *chatIn) error {
 	switch {
 	case in.N != nil && *in.N > 1:
-		return c.refuse("n", "%d choices; Claude gives one", *in.N)
+		return c.refuse("n", "%d choices; a translated turn carries one", *in.N)
 	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
 		return c.refuse("response_format", "type %q (structured output) is not translated", in.ResponseFormat.Type)
 	case in.Logprobs || in.TopLogprobs > 0:
-		return c.refuse("logprobs", "Claude returns no log probabilities")
+		return c.refuse("logprobs", "log probabilities are not translated")
 	}
 	for _, m := range in.Modalities {
 		if m != "text" {
@@ -227,7 +230,7 @@ func (c *conv) chatContent(role string, raw json.RawMessage, field string) ([]pa
 
 // writeChat writes the neutral form as a Chat Completions request.
 func (c *conv) writeChat(r *request, model string) ([]byte, error) {
-	out := cRequest{Model: model, Stream: r.stream, User: openAIUser(r.user)}
+	out := cRequest{Model: model, Stream: r.stream, User: openAIUser(r.user), Seed: r.seed}
 	if r.stream {
 		// Usage comes only in a last chunk, and only when asked for;
 		// Claude Code needs it for message_delta.
@@ -287,7 +290,7 @@ func (c *conv) openAISampling(r *request, model string, reasoning bool, temp, to
 	if !reasoning {
 		*temp, *topP = r.temperature, r.topP
 		if r.effort != "" {
-			c.note("thinking", "dropped: %s takes no reasoning effort", model)
+			c.note(c.thinkingField(), "dropped: %s takes no reasoning effort", model)
 		}
 		return
 	}

@@ -27,7 +27,8 @@ type responsesIn struct {
 		} `json:"format"`
 		Verbosity string `json:"verbosity"`
 	} `json:"text"`
-	TopLogprobs int `json:"top_logprobs"`
+	TopLogprobs int         `json:"top_logprobs"`
+	Reasoning   *rReasoning `json:"reasoning"` // carried to Gemini only (fields.go)
 }
 
 // readResponses reads a Responses request into the neutral form.
@@ -46,14 +47,17 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 			return nil, c.refuse("text.format", "type %q (structured output) is not translated", f.Type)
 		}
 		if in.Text.Verbosity != "" {
-			c.note("text.verbosity", "dropped: Claude has no verbosity setting")
+			c.note("text.verbosity", "dropped: %s has no verbosity setting", name(c.to))
 		}
 	}
 	if in.TopLogprobs > 0 {
-		return nil, c.refuse("top_logprobs", "Claude returns no log probabilities")
+		return nil, c.refuse("top_logprobs", "log probabilities are not translated")
 	}
 
 	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, maxTokens: in.MaxOutputTokens, user: in.User}
+	if in.Reasoning != nil {
+		r.effort = in.Reasoning.Effort
+	}
 	if r.user == "" {
 		r.user = in.SafetyIdentifier
 	}
@@ -95,7 +99,7 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 		return nil, err
 	}
 	if r.endsWithAssistant() {
-		return nil, c.refuse("input", "%s", endsWithAssistant)
+		return nil, c.refuse("input", endsWithAssistant, name(c.to))
 	}
 	return r, nil
 }

@@ -92,6 +92,42 @@ var clientTurns = map[Target]struct {
 	},
 }
 
+// geminiTurns are Gemini CLI's turns with a key; a login's are the same
+// inside the Code Assist envelope. The body cannot say it streams: the
+// path does.
+var geminiTurns = struct {
+	first func(bool) string
+	next  func(callID, args string) string
+}{
+	first: func(bool) string {
+		return `{"contents":[{"role":"user","parts":[{"text":"Please use the tool for Oslo."}]}],
+			"systemInstruction":{"role":"user","parts":[{"text":"You are an interactive CLI agent."}]},
+			"tools":[{"functionDeclarations":[{"name":"weather","description":"Weather.","parametersJsonSchema":` + schemaJSON + `}]}],
+			"generationConfig":{"temperature":1,"topP":0.95,"topK":64,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":8192}}}`
+	},
+	next: func(callID, args string) string {
+		return `{"contents":[{"role":"user","parts":[{"text":"Please use the tool for Oslo."}]},
+			{"role":"model","parts":[{"functionCall":{"id":"` + callID + `","name":"weather","args":` + args + `}}]},
+			{"role":"user","parts":[{"functionResponse":{"id":"` + callID + `","name":"weather","response":{"output":"snow"}}}]}],
+			"tools":[{"functionDeclarations":[{"name":"weather","parametersJsonSchema":` + schemaJSON + `}]}]}`
+	},
+}
+
+func codeAssistEnvelope(request string) string {
+	return `{"model":"gemini-2.5-pro","project":"cloudaicompanion-sim","user_prompt_id":"p-1","request":` + request + `}`
+}
+
+func init() {
+	clientTurns[Gemini] = geminiTurns
+	clientTurns[GeminiCodeAssist] = struct {
+		first func(stream bool) string
+		next  func(callID, args string) string
+	}{
+		first: func(stream bool) string { return codeAssistEnvelope(geminiTurns.first(stream)) },
+		next:  func(callID, args string) string { return codeAssistEnvelope(geminiTurns.next(callID, args)) },
+	}
+}
+
 func jsonBool(b bool) string {
 	if b {
 		return "true"
@@ -116,6 +152,10 @@ func toolCallOf(t *testing.T, wire Target, body []byte, stream bool) (id, name, 
 				argBuf.WriteString(jstr(m, "delta", "partial_json"))
 			case e.name == "response.output_item.done" && jstr(m, "item", "type") == "function_call":
 				id, name, args = jstr(m, "item", "call_id"), jstr(m, "item", "name"), jstr(m, "item", "arguments")
+			case wire == Gemini || wire == GeminiCodeAssist:
+				if cid, cname, cargs := geminiCall(t, wire, e.data); cid != "" {
+					id, name, args = cid, cname, cargs
+				}
 			case wire == OpenAIChat:
 				for _, c := range list(list(m["choices"])[0].(jmap)["delta"].(jmap)["tool_calls"]) {
 					cm := c.(jmap)
@@ -130,6 +170,9 @@ func toolCallOf(t *testing.T, wire Target, body []byte, stream bool) (id, name, 
 			args = argBuf.String()
 		}
 		return id, name, args
+	}
+	if wire == Gemini || wire == GeminiCodeAssist {
+		return geminiCall(t, wire, body)
 	}
 	m := decodeJSON(t, body)
 	switch wire {
@@ -160,12 +203,45 @@ func toolCallOf(t *testing.T, wire Target, body []byte, stream bool) (id, name, 
 	return "", "", ""
 }
 
+// geminiCall finds the function call in a Gemini answer or chunk.
+func geminiCall(t *testing.T, wire Target, body []byte) (id, name, args string) {
+	t.Helper()
+	if wire == GeminiCodeAssist {
+		inner, err := UnwrapCodeAssistResponse(body)
+		if err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		body = inner
+	}
+	var r gResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	for _, c := range r.Candidates {
+		if c.Content == nil {
+			continue
+		}
+		for _, p := range c.Content.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				return fc.ID, fc.Name, string(fc.Args)
+			}
+		}
+	}
+	return "", "", ""
+}
+
 func TestAgainstSimulatedUpstreams(t *testing.T) {
 	pairs := []struct{ client, upstream Target }{
 		{Anthropic, OpenAIChat},
 		{Anthropic, OpenAIResponses},
 		{OpenAIResponses, Anthropic},
 		{OpenAIChat, Anthropic},
+		// Gemini CLI, with a key and with a login, when its pool is spent.
+		{Gemini, Anthropic},
+		{Gemini, OpenAIChat},
+		{Gemini, OpenAIResponses},
+		{GeminiCodeAssist, Anthropic},
+		{GeminiCodeAssist, OpenAIChat},
 	}
 	upstreamModel := map[Target]string{Anthropic: "claude-sonnet-4-5", OpenAIChat: "gpt-4.1", OpenAIResponses: "gpt-5"}
 	s := sim.New(sim.Options{Chunks: 4, ChunkText: "ok "})
@@ -182,7 +258,7 @@ func TestAgainstSimulatedUpstreams(t *testing.T) {
 				clientModel := "client-model"
 
 				// Turn 1: the model calls the tool.
-				up, err := Request(p.client, p.upstream, []byte(turns.first(stream)), upstreamModel[p.upstream])
+				up, _, err := RequestWithOptions(p.client, p.upstream, []byte(turns.first(stream)), upstreamModel[p.upstream], RequestOptions{Stream: stream})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -216,7 +292,7 @@ func TestAgainstSimulatedUpstreams(t *testing.T) {
 				}
 
 				// Turn 2: the tool result goes back; the sim answers text.
-				up, err = Request(p.client, p.upstream, []byte(turns.next(id, args)), upstreamModel[p.upstream])
+				up, _, err = RequestWithOptions(p.client, p.upstream, []byte(turns.next(id, args)), upstreamModel[p.upstream], RequestOptions{Stream: true})
 				if err != nil {
 					t.Fatal(err)
 				}

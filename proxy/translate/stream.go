@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/subpool/subpool/proxy/sse"
 	"io"
 )
 
@@ -18,11 +17,14 @@ import (
 // encoder writes one client wire. The assembler calls it in a valid
 // order: start, then blocks (openText textDelta… closeBlock, or openTool
 // argsDelta… closeBlock), then finish; or fail at any point, even before
-// start.
+// start. thought may come between blocks or inside a text block: the
+// model's reasoning as text, which only a Gemini client is shown (the
+// others would need a signature or summary the upstream did not give).
 type encoder interface {
 	start(id string, u aUsage)
 	openText()
 	textDelta(s string)
+	thought(s string)
 	openTool(id, name string)
 	argsDelta(s string)
 	closeBlock()
@@ -48,24 +50,33 @@ type StreamTranslator struct {
 	dec      decoder
 	a        *assembler
 	out      bytes.Buffer
+	envelope bool // Gemini to Code Assist or back: events pass with the envelope changed
 }
 
 // NewStreamTranslator returns a translator of an upstream stream of wire
 // from into client events of wire to, naming clientModel as the model.
-// Equal wires pass events through unchanged; for a pair Supported
-// refuses, Feed fails.
+// Equal wires pass events through unchanged (between Gemini and
+// GeminiCodeAssist, with the envelope put on or taken off); for a pair
+// Supported refuses, Feed fails.
 func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator {
-	from, to = wire(from), wire(to)
-	t := &StreamTranslator{from: from, to: to}
-	if from == to || !Supported(from, to) {
+	t := &StreamTranslator{from: wire(from), to: wire(to)}
+	if !Supported(from, to) {
+		return t
+	}
+	if t.from == t.to {
+		if t.from == Gemini && from != to {
+			t.envelope, t.to = true, to
+		}
 		return t
 	}
 	var enc encoder
-	switch to {
+	switch t.to {
 	case Anthropic:
 		enc = &anthropicEncoder{w: &t.out, model: clientModel}
 	case OpenAIChat:
 		enc = &chatEncoder{w: &t.out, model: clientModel}
+	case Gemini:
+		enc = &geminiEncoder{w: &t.out, model: clientModel, codeAssist: to == GeminiCodeAssist}
 	default:
 		enc = &responsesEncoder{w: &t.out, model: clientModel}
 	}
@@ -74,12 +85,16 @@ func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator 
 	return t
 }
 
+// newDecoder reads an upstream of target from (not yet reduced to its
+// wire: Code Assist's envelope is the decoder's to take off).
 func newDecoder(from Target) decoder {
-	switch from {
+	switch wire(from) {
 	case Anthropic:
 		return &anthropicDecoder{}
 	case OpenAIChat:
 		return &chatDecoder{}
+	case Gemini:
+		return &geminiDecoder{codeAssist: from == GeminiCodeAssist}
 	}
 	return &responsesDecoder{}
 }
@@ -91,10 +106,18 @@ func newDecoder(from Target) decoder {
 // Close gives the client's error event to end it with. The events
 // returned with an error (what the upstream event yielded before it
 // failed) are to be written too, before Close's.
+//
+// A Gemini upstream that fails mid-stream may send a bare JSON error
+// object, lines without "data:" that an SSE reader skips; feed those
+// bytes as data with no event name (Stream and Collect do) so the
+// client hears of the failure rather than of a cut stream.
 func (t *StreamTranslator) Feed(event string, data []byte) ([]byte, error) {
 	if t.dec == nil {
 		if !Supported(t.from, t.to) {
 			return nil, fmt.Errorf("translate: no translation from %q to %q", t.from, t.to)
+		}
+		if t.envelope {
+			return geminiEnvelope(t.to, data), nil
 		}
 		return passThrough(t.to, event, data), nil
 	}
@@ -147,6 +170,12 @@ func (t *StreamTranslator) Close() []byte {
 
 func passThrough(to Target, event string, data []byte) []byte {
 	var b bytes.Buffer
+	if to == Gemini {
+		if _, isErr := streamError(Gemini, event, data); isErr {
+			writeGeminiError(&b, false, compact(data))
+			return b.Bytes()
+		}
+	}
 	if to == OpenAIChat || event == "" {
 		writeData(&b, data)
 	} else {
@@ -163,14 +192,11 @@ func passThrough(to Target, event string, data []byte) []byte {
 // Close gives.
 func Stream(w io.Writer, src io.Reader, from, to Target, clientModel string) error {
 	t := NewStreamTranslator(from, to, clientModel)
-	r := sse.NewReader(src, 0, false)
+	r := newUpstreamEvents(src, from)
 	var stop error
 	for stop == nil {
-		ev, err := r.Next()
-		event, data := ev.Name, ev.Data
-		// A stream cut inside a line ends here too; the decoders judge
-		// whether the answer was complete.
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		event, data, err := r.next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -223,6 +249,15 @@ func (a *assembler) start(id string, u aUsage) {
 // ensureStarted covers upstreams whose first content arrives before
 // their start event (or that have none).
 func (a *assembler) ensureStarted() { a.start("", aUsage{}) }
+
+// thought passes the model's reasoning on, outside the block structure.
+func (a *assembler) thought(s string) {
+	if s == "" || a.done {
+		return
+	}
+	a.ensureStarted()
+	a.enc.thought(s)
+}
 
 // text appends to the text block key, opening it on the first non-empty
 // delta: Anthropic refuses empty text blocks when a client sends the

@@ -25,6 +25,7 @@ type anthropicEvent struct {
 	Delta        *struct {
 		Type        string  `json:"type"`
 		Text        string  `json:"text"`
+		Thinking    string  `json:"thinking"`
 		PartialJSON string  `json:"partial_json"`
 		StopReason  *string `json:"stop_reason"`
 	} `json:"delta"`
@@ -64,8 +65,10 @@ func (d *anthropicDecoder) feed(a *assembler, event string, data []byte) error {
 			return a.text(key, cb.Text)
 		case "tool_use":
 			return a.tool(key, cb.ID, cb.Name)
-		case "thinking", "redacted_thinking":
-			// Dropped: see response.go.
+		case "thinking":
+			// Shown to a Gemini client only: see the encoders' thought.
+			a.thought(cb.Thinking)
+		case "redacted_thinking":
 		default:
 			return fmt.Errorf("block type %q has no equivalent", cb.Type)
 		}
@@ -78,8 +81,10 @@ func (d *anthropicDecoder) feed(a *assembler, event string, data []byte) error {
 			return a.text(key, ev.Delta.Text)
 		case "input_json_delta":
 			return a.args(key, ev.Delta.PartialJSON)
+		case "thinking_delta":
+			a.thought(ev.Delta.Thinking)
 		}
-		// thinking_delta, signature_delta, citations_delta: dropped.
+		// signature_delta, citations_delta: dropped.
 	case "content_block_stop":
 		a.end(key)
 	case "message_delta":

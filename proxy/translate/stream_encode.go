@@ -34,6 +34,10 @@ func (e *anthropicEncoder) textDelta(s string) {
 	e.event("content_block_delta", kv{"index", e.index}, kv{"delta", object(kv{"type", "text_delta"}, kv{"text", s})})
 }
 
+// thought is dropped: a thinking block needs a signature only Claude
+// makes, and Claude refuses a forged one on the next turn.
+func (e *anthropicEncoder) thought(string) {}
+
 func (e *anthropicEncoder) openTool(id, name string) {
 	e.event("content_block_start", kv{"index", e.index}, kv{"content_block", object(
 		kv{"type", "tool_use"}, kv{"id", id}, kv{"name", name}, kv{"input", map[string]any{}})})
@@ -95,6 +99,8 @@ func (e *chatEncoder) start(id string, _ aUsage) {
 func (e *chatEncoder) openText() {}
 
 func (e *chatEncoder) textDelta(s string) { e.chunk(chatDelta{Content: &s}, nil, nil) }
+
+func (e *chatEncoder) thought(string) {}
 
 func (e *chatEncoder) openTool(id, name string) {
 	i := e.tools
@@ -181,6 +187,10 @@ func (e *responsesEncoder) textDelta(s string) {
 	e.event("response.output_text.delta", kv{"item_id", e.item.ID}, kv{"output_index", len(e.output)},
 		kv{"content_index", 0}, kv{"delta", s}, kv{"logprobs", []any{}})
 }
+
+// thought is dropped: a reasoning item would need the encrypted content
+// only OpenAI makes.
+func (e *responsesEncoder) thought(string) {}
 
 func (e *responsesEncoder) openTool(id, name string) {
 	e.isText = false

@@ -28,6 +28,10 @@ const (
 	antStop  = `{"type":"content_block_stop","index":0}`
 	antDelta = `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":2}}`
 	antEnd   = `{"type":"message_stop"}`
+
+	gemFirst = `{"candidates":[{"content":{"parts":[{"text":"FIRST"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
+	gemLater = `{"candidates":[{"content":{"parts":[{"text":"LATER"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
+	gemStop  = `{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"totalTokenCount":5},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`
 )
 
 // upstream streams of every wire: a prefix up to and including the
@@ -49,6 +53,14 @@ var incremental = []struct {
 		[]sseEvent{ev("message_start", antStart), ev("content_block_start", antBlock), ev("content_block_delta", antFirst)},
 		[]sseEvent{ev("content_block_delta", antLater), ev("content_block_stop", antStop), ev("message_delta", antDelta), ev("message_stop", antEnd)},
 		[]sseEvent{ev("content_block_delta", antLater)}},
+	{Gemini,
+		[]sseEvent{ev("", gemFirst)},
+		[]sseEvent{ev("", gemLater), ev("", gemStop)},
+		[]sseEvent{ev("", gemLater)}},
+	{GeminiCodeAssist,
+		[]sseEvent{ev("", `{"response":`+gemFirst+`,"traceId":"t1"}`)},
+		[]sseEvent{ev("", `{"response":`+gemLater+`,"traceId":"t1"}`), ev("", `{"response":`+gemStop+`,"traceId":"t1"}`)},
+		[]sseEvent{ev("", `{"response":`+gemLater+`,"traceId":"t1"}`)}},
 }
 
 func feedAll(t *testing.T, tr *StreamTranslator, evs []sseEvent) []byte {
@@ -120,6 +132,11 @@ func TestStreamCutShortEndsWithError(t *testing.T) {
 					if !bytes.Contains(last.data, []byte(`"error"`)) {
 						t.Fatalf("last chunk %s", last.data)
 					}
+				case Gemini, GeminiCodeAssist:
+					// The validator checked the form each client reads.
+					if !bytes.HasPrefix(last.data, []byte(`{"error":{"code":500,`)) {
+						t.Fatalf("last event %s", last.data)
+					}
 				}
 				if again := tr.Close(); again != nil {
 					t.Errorf("second Close wrote %q", again)
@@ -152,6 +169,23 @@ func TestStreamUpstreamErrors(t *testing.T) {
 		{"anthropic rate limit to codex", Anthropic, OpenAIResponses,
 			[]sseEvent{ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)},
 			`"error":{"code":"rate_limit_exceeded","message":"slow down"}`},
+		// Google's mid-stream failure, bare or as data.
+		{"gemini overload in stream", Gemini, Anthropic,
+			[]sseEvent{ev("", gemFirst), ev("", "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}")},
+			`"type":"overloaded_error","message":"The model is overloaded."`},
+		{"code assist quota in stream", GeminiCodeAssist, OpenAIChat,
+			[]sseEvent{ev("", `{"error":{"code":429,"message":"Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'per day'","status":"RESOURCE_EXHAUSTED"}}`)},
+			`"type":"requests","param":null,"code":"rate_limit_exceeded"`},
+		// Gemini CLI retries 429 and 503 by their code: to a key's client
+		// the error is Google's bare JSON, which its SDK raises with the
+		// code; to a login's client, a data line.
+		{"anthropic rate limit to gemini cli", Anthropic, Gemini,
+			[]sseEvent{ev("message_start", antStart), ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)},
+			`{"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}`},
+		{"codex overload to gemini cli login", OpenAIResponses, GeminiCodeAssist,
+			[]sseEvent{ev("response.created", respCreated),
+				ev("response.failed", `{"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","status":"failed","error":{"code":"server_is_overloaded","message":"Our servers are currently overloaded."}}}`)},
+			`data: {"error":{"code":503,"message":"Our servers are currently overloaded.","status":"UNAVAILABLE"}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,18 +1,22 @@
 // Package translate carries a conversation between the Anthropic Messages
-// wire and the two OpenAI wires, Chat Completions and Responses, in both
-// directions: requests, JSON answers, SSE streams and error bodies.
+// wire, the two OpenAI wires (Chat Completions and Responses) and Google's
+// Gemini generateContent wire, in both directions: requests, JSON answers,
+// SSE streams and error bodies.
 //
 // subpool uses it when every credential of the pool a client asked for is
-// cooling and the turn is served by a provider that speaks the other wire.
+// cooling and the turn is served by a provider that speaks another wire.
 // The client must not notice: Claude Code gets the Anthropic event
-// sequence it reads, Codex CLI the Responses one, and tool calls keep
-// their ids so the next turn's tool results still match (on either
-// provider).
+// sequence it reads, Codex CLI the Responses one, Gemini CLI Gemini
+// chunks, and tool calls keep their ids so the next turn's tool results
+// still match (on either provider).
 //
-// The pairs are Anthropic ⇄ Chat Completions and Anthropic ⇄ Responses;
-// a pair with equal ends passes bodies through (a request gets its new
-// model). Chat ⇄ Responses is not offered. ChatGPTCodex is the Responses
-// wire as ChatGPT subscriptions serve it, which takes a stricter request.
+// The pairs are Anthropic ⇄ Chat Completions, Anthropic ⇄ Responses, and
+// Gemini ⇄ each of the other three; a pair with equal ends passes bodies
+// through (a request gets its new model). Chat ⇄ Responses is not offered.
+// Two targets are variants of a wire: ChatGPTCodex is the Responses wire
+// as ChatGPT subscriptions serve it, which takes a stricter request;
+// GeminiCodeAssist is the Gemini wire inside the Code Assist envelope that
+// a Google login (Gemini CLI's "Login with Google") speaks.
 //
 // A detour, in the order the proxy meets it:
 //
@@ -23,6 +27,26 @@
 //	t := translate.NewStreamTranslator(translate.ChatGPTCodex, translate.Anthropic, clientModel)
 //	// for each upstream event: write t.Feed(name, data), flush; at the end write t.Close().
 //	// Upstream stream, client wanting JSON: Collect. Upstream JSON: Response.
+//
+// Gemini keeps two things of a request in its URL rather than its body:
+// the model (/v1beta/models/{model}:generateContent) and whether the answer
+// streams (:streamGenerateContent?alt=sse). So:
+//
+//   - a request translated to Gemini has no model and no stream flag; send
+//     it to GeminiPath(model, stream), where stream is what the client
+//     asked for (CodeAssistPath for GeminiCodeAssist, whose envelope does
+//     carry the model);
+//   - a Gemini client's request is translated with RequestWithOptions and
+//     RequestOptions{Stream: true} when it came on :streamGenerateContent
+//     (ParseGeminiPath reads the model and the flag from its path); the
+//     body's lack of a flag would otherwise mean a JSON answer.
+//
+// The Code Assist envelope ({"model","project","user_prompt_id","request"}
+// around a generateContent request, {"response","traceId"} around an
+// answer) is read and written by ReadCodeAssist, SetCodeAssist,
+// WrapCodeAssist, UnwrapCodeAssist, WrapCodeAssistResponse and
+// UnwrapCodeAssistResponse. A request translated to GeminiCodeAssist names
+// its model but no project: set the credential's with SetCodeAssist.
 //
 // What cannot be carried without changing what the request means is
 // refused with an *UnsupportedError naming the field, so the proxy can
@@ -60,15 +84,44 @@ const (
 	// to it is shaped accordingly; use Collect when the client asked for
 	// JSON, since the answer will stream.
 	ChatGPTCodex Target = "chatgpt-codex"
+
+	// Gemini is Google's generateContent wire as the Gemini API serves it
+	// to API keys: POST /v1beta/models/{model}:generateContent, or
+	// :streamGenerateContent?alt=sse for a stream (see GeminiPath). The
+	// model and the stream flag are in the path, not the body.
+	Gemini Target = "gemini"
+
+	// GeminiCodeAssist is the Gemini wire as Code Assist serves it behind
+	// a Google login (cloudcode-pa.googleapis.com/v1internal:generateContent
+	// and :streamGenerateContent?alt=sse, see CodeAssistPath): the same
+	// request inside an envelope that names the model and the Google Cloud
+	// project, and the same answer inside {"response": …}, each stream
+	// event too.
+	GeminiCodeAssist Target = "gemini-code-assist"
 )
 
-// wire is the answer shape of a target: the Codex backend answers in
-// Responses events like the public API.
+// wire is the family of a target: the Codex backend answers in Responses
+// events like the public API, and Code Assist in Gemini chunks (wrapped;
+// the functions that meet the envelope unwrap it first).
 func wire(t Target) Target {
-	if t == ChatGPTCodex {
+	switch t {
+	case ChatGPTCodex:
 		return OpenAIResponses
+	case GeminiCodeAssist:
+		return Gemini
 	}
 	return t
+}
+
+// name is how a note or refusal calls the target's side.
+func name(t Target) string {
+	switch wire(t) {
+	case Anthropic:
+		return "Claude"
+	case Gemini:
+		return "Gemini"
+	}
+	return "OpenAI"
 }
 
 // UnsupportedError says that a request holds something the other wire
@@ -101,6 +154,21 @@ func Request(from, to Target, body []byte, model string) ([]byte, error) {
 // the way (one line each, field first), for logs and events. Silent drops
 // of pure optimisations are not listed.
 func RequestWithNotes(from, to Target, body []byte, model string) ([]byte, []string, error) {
+	return RequestWithOptions(from, to, body, model, RequestOptions{})
+}
+
+// RequestOptions carries what a request says outside its body.
+type RequestOptions struct {
+	// Stream says that a Gemini or GeminiCodeAssist request came on
+	// :streamGenerateContent, so the translated request asks for a
+	// stream. Other wires say it in the body, and this is ignored for
+	// them.
+	Stream bool
+}
+
+// RequestWithOptions is RequestWithNotes for a request whose stream flag
+// is in its URL: a Gemini client's.
+func RequestWithOptions(from, to Target, body []byte, model string, o RequestOptions) ([]byte, []string, error) {
 	c := &conv{from: from, to: to}
 	var out []byte
 	var err error
@@ -108,11 +176,15 @@ func RequestWithNotes(from, to Target, body []byte, model string) ([]byte, []str
 	case !Supported(from, to):
 		err = fmt.Errorf("translate: no translation from %q to %q", from, to)
 	case wire(from) == wire(to):
-		out, err = setModel(body, model)
-	case from == Anthropic:
-		out, err = c.fromAnthropicRequest(body, model)
+		out, err = c.sameWire(body, model)
 	default:
-		out, err = c.toAnthropicRequest(body, model)
+		var r *request
+		if r, err = c.read(body); err == nil {
+			if wire(from) == Gemini {
+				r.stream = o.Stream
+			}
+			out, err = c.write(r, model)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -120,36 +192,123 @@ func RequestWithNotes(from, to Target, body []byte, model string) ([]byte, []str
 	return out, c.notes, nil
 }
 
+// read reads a request of c.from into the neutral form.
+func (c *conv) read(body []byte) (*request, error) {
+	switch c.from {
+	case Anthropic:
+		return c.readAnthropic(body)
+	case OpenAIChat:
+		return c.readChat(body)
+	case Gemini:
+		return c.readGemini(body)
+	case GeminiCodeAssist:
+		env, err := readEnvelope(body)
+		if err != nil {
+			return nil, err
+		}
+		return c.readGemini(env.Request)
+	}
+	return c.readResponses(body)
+}
+
+// write writes the neutral form as a request of c.to.
+func (c *conv) write(r *request, model string) ([]byte, error) {
+	switch c.to {
+	case Anthropic:
+		return c.writeAnthropic(r, model)
+	case OpenAIChat:
+		return c.writeChat(r, model)
+	case OpenAIResponses, ChatGPTCodex:
+		return c.writeResponses(r, model, c.to == ChatGPTCodex)
+	}
+	return c.writeGemini(r, model, c.to == GeminiCodeAssist)
+}
+
+// sameWire passes a body to a target of its own wire: a new model, and
+// for Gemini the envelope put on or taken off (a Gemini body names no
+// model; its URL does).
+func (c *conv) sameWire(body []byte, model string) ([]byte, error) {
+	switch {
+	case wire(c.from) != Gemini:
+		return setModel(body, model)
+	case c.from == Gemini && c.to == Gemini:
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("translate: request body: %w", err)
+		}
+		return body, nil
+	case c.from == GeminiCodeAssist && c.to == GeminiCodeAssist:
+		return SetCodeAssist(body, CodeAssist{Model: model})
+	case c.from == GeminiCodeAssist:
+		inner, _, err := UnwrapCodeAssist(body)
+		return inner, err
+	}
+	return WrapCodeAssist(body, CodeAssist{Model: model})
+}
+
 // Response translates a complete (non-streaming) success body of wire
 // from into wire to. clientModel is the model the client asked for; the
 // answer names it, so the client sees the model it chose.
 func Response(from, to Target, body []byte, clientModel string) ([]byte, error) {
 	c := &conv{from: from, to: to}
-	from, to = wire(from), wire(to)
 	switch {
 	case !Supported(from, to):
 		return nil, fmt.Errorf("translate: no translation from %q to %q", from, to)
-	case from == to:
+	case from == to || wire(from) == wire(to) && wire(from) != Gemini:
 		return body, nil
-	case from == OpenAIChat:
-		return c.chatToAnthropicResponse(body, clientModel)
-	case from == OpenAIResponses:
-		return c.responsesToAnthropicResponse(body, clientModel)
-	case to == OpenAIChat:
-		return c.anthropicToChatResponse(body, clientModel)
+	case from == GeminiCodeAssist:
+		inner, err := UnwrapCodeAssistResponse(body)
+		if err != nil {
+			return nil, err
+		}
+		return Response(Gemini, to, inner, clientModel)
+	case to == GeminiCodeAssist:
+		out, err := Response(from, Gemini, body, clientModel)
+		if err != nil {
+			return nil, err
+		}
+		return WrapCodeAssistResponse(out)
 	}
-	return c.anthropicToResponsesResponse(body, clientModel)
+	from, to = wire(from), wire(to)
+	msg := body // the answer in the Anthropic form, through which every pair goes
+	var err error
+	switch from {
+	case OpenAIChat:
+		msg, err = c.chatToAnthropicResponse(body, clientModel)
+	case OpenAIResponses:
+		msg, err = c.responsesToAnthropicResponse(body, clientModel)
+	case Gemini:
+		msg, err = c.geminiToAnthropicResponse(body, clientModel)
+	}
+	if err != nil || to == Anthropic {
+		return msg, err
+	}
+	switch to {
+	case OpenAIChat:
+		return c.anthropicToChatResponse(msg, clientModel)
+	case OpenAIResponses:
+		return c.anthropicToResponsesResponse(msg, clientModel)
+	}
+	return c.anthropicToGeminiResponse(msg, clientModel)
 }
 
 // Supported reports whether the pair can be translated: Anthropic to
-// and from either OpenAI wire, and any wire to itself. ChatGPTCodex
-// counts as the Responses wire except as a request's target.
+// and from either OpenAI wire, Gemini to and from each of the other
+// three, and any wire to itself. ChatGPTCodex counts as the Responses
+// wire and GeminiCodeAssist as the Gemini wire.
 func Supported(from, to Target) bool {
 	known := func(t Target) bool {
-		return t == Anthropic || t == OpenAIChat || t == OpenAIResponses || t == ChatGPTCodex
+		switch t {
+		case Anthropic, OpenAIChat, OpenAIResponses, ChatGPTCodex, Gemini, GeminiCodeAssist:
+			return true
+		}
+		return false
+	}
+	if !known(from) || !known(to) {
+		return false
 	}
 	from, to = wire(from), wire(to)
-	return known(from) && known(to) && (from == to || from == Anthropic || to == Anthropic)
+	return from == to || from == Anthropic || to == Anthropic || from == Gemini || to == Gemini
 }
 
 // now stamps the "created" times OpenAI answers carry and Anthropic ones
@@ -165,6 +324,9 @@ type conv struct {
 func (c *conv) note(field, format string, args ...any) {
 	c.notes = append(c.notes, field+": "+fmt.Sprintf(format, args...))
 }
+
+// toGemini reports a request bound for either Gemini target.
+func (c *conv) toGemini() bool { return wire(c.to) == Gemini }
 
 func (c *conv) refuse(field, format string, args ...any) error {
 	return &UnsupportedError{From: c.from, To: c.to, Field: field, Reason: fmt.Sprintf(format, args...)}

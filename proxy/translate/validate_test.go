@@ -43,6 +43,13 @@ func parseSSE(t *testing.T, b []byte) []sseEvent {
 
 func validate(t *testing.T, wire Target, b []byte) []sseEvent {
 	t.Helper()
+	if wire == Gemini || wire == GeminiCodeAssist {
+		evs, err := validGemini(b, wire == GeminiCodeAssist)
+		if err != nil {
+			t.Fatalf("invalid %s stream: %v\n%s", wire, err, b)
+		}
+		return evs
+	}
 	evs := parseSSE(t, b)
 	if len(evs) == 0 {
 		t.Fatal("empty stream")

@@ -17,6 +17,7 @@ type aRequest struct {
 	MaxTokens     int             `json:"max_tokens"`
 	Temperature   *float64        `json:"temperature,omitempty"`
 	TopP          *float64        `json:"top_p,omitempty"`
+	TopK          *int            `json:"top_k,omitempty"`
 	StopSequences []string        `json:"stop_sequences,omitempty"`
 	Stream        bool            `json:"stream,omitempty"`
 	Tools         []aTool         `json:"tools,omitempty"`
@@ -43,6 +44,7 @@ type aBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"` // tool_result
 	Content   json.RawMessage `json:"content,omitempty"`     // tool_result: string or []aBlock
 	IsError   bool            `json:"is_error,omitempty"`    // tool_result
+	Thinking  string          `json:"thinking,omitempty"`    // thinking, read for Gemini clients only
 }
 
 type aSource struct {
@@ -125,6 +127,7 @@ type cRequest struct {
 	TopP                *float64        `json:"top_p,omitempty"`
 	Stop                json.RawMessage `json:"stop,omitempty"` // string or []string
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Seed                *int            `json:"seed,omitempty"`
 	User                string          `json:"user,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
 	StreamOptions       *cStreamOptions `json:"stream_options,omitempty"`
