@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/internal/sim"
 )
@@ -24,13 +25,46 @@ var upstreamPath = map[Target]string{
 	ChatGPTCodex:    "/backend-api/codex/responses",
 }
 
-func callSim(t *testing.T, s *sim.Server, wire Target, body []byte) *httptest.ResponseRecorder {
+// The Google credentials of the sim: Google refuses a key or a token it
+// never issued, and a login's requests must name its project.
+const (
+	simGeminiKey   = "AIzaSy-translate-sim"
+	simGoogleToken = "ya29.translate-sim"
+)
+
+func newSim(opts sim.Options) (s *sim.Server, project string) {
+	s = sim.New(opts)
+	s.AddGoogleKey(simGeminiKey)
+	return s, s.AddGoogleLogin(simGoogleToken, sim.GoogleLogin{})
+}
+
+// callSim sends a translated request as the proxy would: to the wire's
+// path (for Gemini, the model's, streaming or not; for Code Assist, the
+// method, with the login's project set in the envelope) with the wire's
+// credential.
+func callSim(t *testing.T, s *sim.Server, wire Target, body []byte, model string, stream bool, project string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, upstreamPath[wire], bytes.NewReader(body))
+	p := upstreamPath[wire]
+	switch wire {
+	case Gemini:
+		p = GeminiPath(model, stream)
+	case GeminiCodeAssist:
+		p = CodeAssistPath(stream)
+		var err error
+		if body, err = SetCodeAssist(body, CodeAssist{Project: project}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, p, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if wire == Anthropic {
+	switch wire {
+	case Anthropic:
 		req.Header.Set("x-api-key", "sk-ant-sim")
-	} else {
+	case Gemini:
+		req.Header.Set("x-goog-api-key", simGeminiKey)
+	case GeminiCodeAssist:
+		req.Header.Set("Authorization", "Bearer "+simGoogleToken)
+	default:
 		req.Header.Set("Authorization", "Bearer sk-sim")
 	}
 	rec := httptest.NewRecorder()
@@ -242,9 +276,16 @@ func TestAgainstSimulatedUpstreams(t *testing.T) {
 		{Gemini, OpenAIResponses},
 		{GeminiCodeAssist, Anthropic},
 		{GeminiCodeAssist, OpenAIChat},
+		// Claude Code, Codex and Chat clients on a Gemini key or a Google
+		// login.
+		{Anthropic, Gemini},
+		{Anthropic, GeminiCodeAssist},
+		{OpenAIResponses, Gemini},
+		{OpenAIChat, GeminiCodeAssist},
 	}
-	upstreamModel := map[Target]string{Anthropic: "claude-sonnet-4-5", OpenAIChat: "gpt-4.1", OpenAIResponses: "gpt-5"}
-	s := sim.New(sim.Options{Chunks: 4, ChunkText: "ok "})
+	upstreamModel := map[Target]string{Anthropic: "claude-sonnet-4-5", OpenAIChat: "gpt-4.1", OpenAIResponses: "gpt-5",
+		Gemini: "gemini-2.5-pro", GeminiCodeAssist: "gemini-3-pro-preview"}
+	s, project := newSim(sim.Options{Chunks: 4, ChunkText: "ok "})
 	t.Cleanup(s.Close)
 
 	for _, p := range pairs {
@@ -262,7 +303,7 @@ func TestAgainstSimulatedUpstreams(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := callSim(t, s, p.upstream, up)
+				rec := callSim(t, s, p.upstream, up, upstreamModel[p.upstream], stream, project)
 				if rec.Code != 200 {
 					t.Fatalf("upstream refused the translated request: %d %s\n%s", rec.Code, rec.Body, up)
 				}
@@ -296,7 +337,7 @@ func TestAgainstSimulatedUpstreams(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec = callSim(t, s, p.upstream, up)
+				rec = callSim(t, s, p.upstream, up, upstreamModel[p.upstream], true, project)
 				if rec.Code != 200 {
 					t.Fatalf("second turn refused: %d %s\n%s", rec.Code, rec.Body, up)
 				}
@@ -323,7 +364,7 @@ func TestSimulatedUpstreamErrors(t *testing.T) {
 	t.Run("codex overload inside a 200 stream reaches Claude Code as overloaded_error", func(t *testing.T) {
 		s.Script("sk-sim", sim.StreamOverloaded("openai"))
 		up, _ := Request(Anthropic, OpenAIResponses, anth, "gpt-5")
-		rec := callSim(t, s, OpenAIResponses, up)
+		rec := callSim(t, s, OpenAIResponses, up, "gpt-5", true, "")
 		var out bytes.Buffer
 		if err := Stream(&out, rec.Body, OpenAIResponses, Anthropic, "m"); err != nil {
 			t.Fatal(err)
@@ -337,7 +378,7 @@ func TestSimulatedUpstreamErrors(t *testing.T) {
 	t.Run("openai 429 body becomes rate_limit_error", func(t *testing.T) {
 		s.Script("sk-sim", sim.RateLimited("openai", 0))
 		up, _ := Request(Anthropic, OpenAIChat, anth, "gpt-4.1")
-		rec := callSim(t, s, OpenAIChat, up)
+		rec := callSim(t, s, OpenAIChat, up, "gpt-4.1", true, "")
 		body := decodeJSON(t, ErrorBody(OpenAIChat, Anthropic, rec.Code, rec.Body.Bytes()))
 		if rec.Code != 429 || body["type"] != "error" || jstr(body, "error", "type") != "rate_limit_error" ||
 			!strings.HasPrefix(jstr(body, "error", "message"), "Rate limit reached") {
@@ -348,10 +389,77 @@ func TestSimulatedUpstreamErrors(t *testing.T) {
 	t.Run("anthropic 529 becomes an OpenAI overload", func(t *testing.T) {
 		s.Script("sk-ant-sim", sim.Overloaded())
 		up, _ := Request(OpenAIResponses, Anthropic, []byte(clientTurns[OpenAIResponses].first(false)), "claude-sonnet-4-5")
-		rec := callSim(t, s, Anthropic, up)
+		rec := callSim(t, s, Anthropic, up, "claude-sonnet-4-5", false, "")
 		body := decodeJSON(t, ErrorBody(Anthropic, OpenAIResponses, rec.Code, rec.Body.Bytes()))
 		if rec.Code != 529 || jstr(body, "error", "code") != "server_is_overloaded" || jstr(body, "error", "message") != "Overloaded" {
 			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+}
+
+// Google's failures reach Claude Code as the types it waits on or retries,
+// and the other providers' reach Gemini CLI with the code and status it
+// retries by.
+func TestSimulatedGoogleErrors(t *testing.T) {
+	s, project := newSim(sim.Options{})
+	t.Cleanup(s.Close)
+	anth := []byte(clientTurns[Anthropic].first(true))
+
+	t.Run("gemini overload inside a 200 stream reaches Claude Code as overloaded_error", func(t *testing.T) {
+		s.Script(simGeminiKey, sim.StreamOverloaded("google"))
+		up, _ := Request(Anthropic, Gemini, anth, "gemini-2.5-pro")
+		rec := callSim(t, s, Gemini, up, "gemini-2.5-pro", true, "")
+		var out bytes.Buffer
+		if err := Stream(&out, rec.Body, Gemini, Anthropic, "m"); err != nil {
+			t.Fatal(err)
+		}
+		evs := validate(t, Anthropic, out.Bytes())
+		if last := evs[len(evs)-1]; rec.Code != 200 || last.name != "error" || jstr(decodeJSON(t, last.data), "error", "type") != "overloaded_error" {
+			t.Errorf("%d %s", rec.Code, out.Bytes())
+		}
+	})
+
+	t.Run("a spent daily quota becomes rate_limit_error", func(t *testing.T) {
+		s.Script(simGeminiKey, sim.GoogleDailyLimit(0))
+		up, _ := Request(Anthropic, Gemini, anth, "gemini-2.5-pro")
+		rec := callSim(t, s, Gemini, up, "gemini-2.5-pro", true, "")
+		body := decodeJSON(t, ErrorBody(Gemini, Anthropic, rec.Code, rec.Body.Bytes()))
+		if rec.Code != 429 || jstr(body, "error", "type") != "rate_limit_error" || jstr(body, "error", "message") == "" {
+			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+
+	t.Run("a login's exhausted capacity reaches Codex as a rate limit", func(t *testing.T) {
+		s.Script(simGoogleToken, sim.GoogleCapacityExhausted(time.Hour))
+		up, _ := Request(OpenAIResponses, GeminiCodeAssist, []byte(clientTurns[OpenAIResponses].first(true)), "gemini-2.5-pro")
+		rec := callSim(t, s, GeminiCodeAssist, up, "gemini-2.5-pro", true, project)
+		body := decodeJSON(t, ErrorBody(GeminiCodeAssist, OpenAIResponses, rec.Code, rec.Body.Bytes()))
+		if rec.Code != 429 || jstr(body, "error", "code") != "rate_limit_exceeded" || !strings.Contains(jstr(body, "error", "message"), "exhausted your capacity") {
+			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+
+	t.Run("anthropic 529 reaches Gemini CLI as 503 UNAVAILABLE", func(t *testing.T) {
+		s.Script("sk-ant-sim", sim.Overloaded())
+		up, _, _ := RequestWithOptions(Gemini, Anthropic, []byte(clientTurns[Gemini].first(false)), "claude-sonnet-4-5", RequestOptions{})
+		rec := callSim(t, s, Anthropic, up, "claude-sonnet-4-5", false, "")
+		body := decodeJSON(t, ErrorBody(Anthropic, Gemini, rec.Code, rec.Body.Bytes()))
+		if n, _ := jnum(body, "error", "code"); rec.Code != 529 || n != 503 || jstr(body, "error", "status") != "UNAVAILABLE" {
+			t.Errorf("%d %v", rec.Code, body)
+		}
+	})
+
+	t.Run("an OpenAI overload inside a stream reaches Gemini CLI as Google's bare error", func(t *testing.T) {
+		s.Script("sk-sim", sim.StreamOverloaded("openai"))
+		up, _, _ := RequestWithOptions(Gemini, OpenAIResponses, []byte(clientTurns[Gemini].first(true)), "gpt-5", RequestOptions{Stream: true})
+		rec := callSim(t, s, OpenAIResponses, up, "gpt-5", true, "")
+		var out bytes.Buffer
+		if err := Stream(&out, rec.Body, OpenAIResponses, Gemini, "gemini-2.5-pro"); err != nil {
+			t.Fatal(err)
+		}
+		evs := validate(t, Gemini, out.Bytes())
+		if last := evs[len(evs)-1]; last.name != "bare" || !bytes.Contains(last.data, []byte(`"code":503`)) {
+			t.Errorf("%s", out.Bytes())
 		}
 	})
 }
@@ -379,7 +487,7 @@ func TestClaudeCodeViaChatGPTBackend(t *testing.T) {
 			if !strings.Contains(strings.Join(notes, "\n"), "max_tokens: dropped") {
 				t.Errorf("notes %q", notes)
 			}
-			rec := callSim(t, s, ChatGPTCodex, up)
+			rec := callSim(t, s, ChatGPTCodex, up, "gpt-5-codex", true, "")
 			if rec.Code != 200 {
 				t.Fatalf("%d %s", rec.Code, rec.Body)
 			}
