@@ -95,6 +95,23 @@ type CredentialStatus struct {
 	// OtherTools: the person opted this login in for other tools too.
 	OwnTool    string `json:"own_tool,omitempty"`
 	OtherTools bool   `json:"other_tools,omitempty"`
+	// Paces are the limit windows subpool holds this credential to (its
+	// provider's first, then its own, then per model) where the upstream
+	// refused it with 429s that named no reset time: learned from those
+	// refusals, and dropped as soon as an answer's headers tell the limit
+	// or after a quiet spell. The credential stays "ready" while paced.
+	Paces []Pace `json:"paces,omitempty"`
+}
+
+// Pace is one learned limit window (docs/pool.md, Pacing): Requests per
+// WindowMS, the window's length 0 while not learned yet.
+type Pace struct {
+	Scope    string `json:"scope"`           // "credential", "model" or "provider"
+	Model    string `json:"model,omitempty"` // set when Scope is "model"
+	Requests int    `json:"requests"`
+	WindowMS int64  `json:"window_ms"`
+	// Next is when the next request may go, while that is still ahead.
+	Next *time.Time `json:"next,omitempty"`
 }
 
 // Cooldown is one active cooldown.

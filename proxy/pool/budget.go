@@ -137,12 +137,16 @@ func (c *cred) spentFor(model string) *cooldown {
 // all land on a window whose size nobody knows.
 //
 // A report whose reset has passed says nothing about the window the next
-// request meets and changes no budget. Unknown ids are ignored.
+// request meets and changes no budget. Any report ends the credential's
+// learned paces (pace.go): the upstream says its limit. Unknown ids are
+// ignored.
 func (p *Pool) SetBudget(id, model string, remaining int, reset time.Time) {
 	p.update(id, func(c *cred, now time.Time, fx *effects) {
 		b := p.budgetFor(c, model, now)
 		// This answer is one of the unanswered attempts.
 		b.unanswered = max(b.unanswered-1, 0)
+		// The upstream counts for us: no pace need guess.
+		p.forgetPaces(c, false)
 		// The answer may end a probe after a reset, or say there is room.
 		fx.wake = true
 		if now.Before(reset) {

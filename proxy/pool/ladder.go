@@ -221,13 +221,17 @@ type CooldownResult struct {
 	// Scope is the scope actually cooled: a credential-scoped hit on an
 	// egress provider cools the provider.
 	Scope Scope
-	// Exactly one of Started, Extended and Kept is set for a known id.
-	// Started: the key was not cooling and now is (cooldown_started).
+	// Exactly one of Started, Extended, Kept and Paced is set for a known
+	// id. Started: the key was not cooling and now is (cooldown_started).
 	// Extended: it was cooling and an upstream time moved the end later
 	// by at least a second (cooldown_extended). Kept: it was already
 	// cooling about as long or longer, and that cooldown stands
-	// unchanged (no event): a concurrent refusal confirming it.
-	Started, Extended, Kept bool
+	// unchanged (no event): a concurrent refusal confirming it. Paced: a
+	// silent 429 that the key's learned window takes (pace.go: a miss, a
+	// refusal in the short waits after one, or a request sent before
+	// either): the key waits for its pace until Until, with no cooldown,
+	// no ladder step and no event.
+	Started, Extended, Kept, Paced bool
 }
 
 // CoolDown records a rate-limit hit on credential id.
@@ -241,7 +245,11 @@ type CooldownResult struct {
 //
 // retryAfter > 0 is the upstream's own time and replaces the ladder's
 // step; the hit still counts toward the ladder, and the reported Step is
-// 0. A cooldown is never shortened, and a hit on a key already cooling
+// 0. It also ends the credential's learned paces (its provider's too, for
+// a provider-wide hit). retryAfter 0 is a silent 429: on a key whose
+// learned window takes it (pace.go) it waits for the pace instead of
+// climbing (Paced); otherwise it climbs, and a key that served before and
+// has no pace starts one. A cooldown is never shortened, and a hit on a key already cooling
 // does not climb (see ladder.advance). reason is kept with the cooldown
 // and as the credential's last reason.
 //
@@ -267,7 +275,21 @@ func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration,
 		// next one is due outageProbeEvery after the latest of either.
 		c.prov.probeAt = now
 		cur := k.get()
+		if retryAfter > 0 {
+			// The upstream names its time: nothing is left to guess.
+			p.forgetPaces(c, k.prov != nil)
+		}
+		fresh := retryAfter == 0 && !active(cur, now)
+		if fresh {
+			if until, held := p.paceSilent(c, k, now); held {
+				res = CooldownResult{Until: until, Steps: len(p.lad.steps), Scope: k.scope(), Paced: true}
+				return
+			}
+		}
 		h := p.lad.advance(cur, k.memory(), now, retryAfter)
+		if fresh {
+			paceCooled(k, h.until.Sub(now))
+		}
 		res = CooldownResult{Until: h.until, Step: h.step, Steps: len(p.lad.steps), Scope: k.scope(),
 			Started: !h.kept && !h.extended, Extended: h.extended, Kept: h.kept}
 		if h.kept {

@@ -71,7 +71,9 @@ func (l *Lease) Release() {
 // Usable means: not excluded, not paused, not parked (as a whole or for
 // req.Model), not cooling (itself, for req.Model, or its provider; a
 // spent request budget for req.Model counts as cooling for it, see
-// SetBudget), and under its in-flight limit (one while probing). Among
+// SetBudget), not held by a learned pace (pace.go: a window spent before
+// its end, a short wait after a bare 429), and under its in-flight limit
+// (one while probing, or while its pace sends one at a time). Among
 // those, in order:
 //
 //  1. the credential req.Affinity was last bound to, while it is usable;
@@ -131,6 +133,9 @@ func (p *Pool) Pick(req PickRequest) (*Lease, error) {
 					p.armSlot(p.provs[req.Provider], slot, now)
 				}
 				u := p.unavailable(req.Provider, req.Model, list, req.Exclude, now, slot)
+				if u.Paced > 0 {
+					p.armPace(list, req.Model, now)
+				}
 				u.bar(barred, req.Tool, now)
 				p.mu.Unlock()
 				return nil, u
@@ -242,6 +247,9 @@ func (p *Pool) leaseLocked(c *cred, model string, now time.Time, spend bool, fx 
 	c.inFlight++
 	b := p.budgetFor(c, model, now)
 	p.countLease(c, b, now, spend, fx)
+	if spend {
+		p.paceLease(c, model, now)
+	}
 	return &Lease{Credential: c.Credential, p: p, c: c, b: b}
 }
 
@@ -254,6 +262,7 @@ const (
 	blockParked
 	blockCooling
 	blockReserved // the reserve keeps the rest of the window for the person
+	blockPaced    // a learned pace holds it until its next slot (pace.go)
 	blockBusy
 	blockExcluded
 )
@@ -277,6 +286,8 @@ func (p *Pool) check(c *cred, model string, exclude map[string]bool, now time.Ti
 		return blockCooling
 	case c.usage != nil && now.Before(c.usage.heldUntil):
 		return blockReserved
+	case (c.prov.pace != nil || len(c.paces) > 0) && p.paced(c, model, now):
+		return blockPaced
 	case p.full(c, model, now):
 		return blockBusy
 	case exclude[c.ID]:
@@ -300,6 +311,9 @@ func (p *Pool) full(c *cred, model string, now time.Time) bool {
 // probe behind it would only delay it.
 func (p *Pool) probing(c *cred, model string, now time.Time) bool {
 	if c.probe && c.inFlight > 0 {
+		return true
+	}
+	if c.inFlight > 0 && p.paceAlone(c, model, now) {
 		return true
 	}
 	if c.exhausted == 0 {
@@ -372,7 +386,7 @@ func usedAt(u *api.Utilization, now time.Time) float64 {
 
 // Unavailable is Pick's error when no credential can take the request now.
 // Each credential of the provider is counted once, under the first that
-// applies of Paused, Parked, Cooling, Reserved, Busy, Excluded.
+// applies of Paused, Parked, Cooling, Reserved, Paced, Busy, Excluded.
 type Unavailable struct {
 	Provider string
 	Model    string
@@ -382,14 +396,19 @@ type Unavailable struct {
 	// Reserved counts subscriptions held back by their reserve until
 	// their binding window resets; those resets count for NextReady.
 	Reserved int
+	// Paced counts credentials held to a learned pace (after 429s that
+	// named no reset time) until their next slot, which counts for
+	// NextReady.
+	Paced int
 	// Excluded counts credentials usable but already tried by this request.
 	Excluded int
 	// Barred counts subscription logins kept for their own tool
 	// (PickRequest.Tool); they count in Total.
 	Barred int
-	// NextReady is the shortest wait until a cooling credential is usable
-	// again, or until the provider's next probe during a guessed outage
-	// (see Pick), HasNext whether there is one. Paused, parked and busy
+	// NextReady is the shortest wait until a cooling or paced credential
+	// is usable again, or until the provider's next probe during a guessed
+	// outage (see Pick), HasNext whether there is one; Changed's channel
+	// closes then. Paused, parked and busy
 	// ones do not count: the first two wait on a person, the last on
 	// other requests, neither on the clock.
 	NextReady time.Duration
@@ -469,6 +488,12 @@ func (u *Unavailable) Error() string {
 	case u.Reserved == u.Total && u.HasNext:
 		return fmt.Sprintf("every %s subscription is held back by its usage reserve, kept for your own use: %s; the first frees in %s (change it with subpool reserve ID PERCENT)",
 			u.Provider, strings.Join(u.Reasons, "; "), human(u.NextReady))
+	case u.Paced > 0 && u.Paced+u.Cooling == u.Total && u.HasNext:
+		what := "paced to the limit its bare 429s showed"
+		if u.Cooling > 0 {
+			what = "paced to the limit its bare 429s showed, or cooling down"
+		}
+		return fmt.Sprintf("every %s credential is %s%s; the next goes in %s", u.Provider, what, forModel, human(u.NextReady))
 	case u.Reserved > 0 && u.Reserved+u.Cooling == u.Total && u.HasNext:
 		return fmt.Sprintf("every %s credential is cooling down or held back by its usage reserve: %s; the first frees in %s",
 			u.Provider, strings.Join(u.Reasons, "; "), human(u.NextReady))
@@ -523,6 +548,14 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 				u.NextReady, u.HasNext, u.Probe = d, true, false
 			}
 			why = fmt.Sprintf("held back by its reserve (%d%% of the %s window kept for your own use) until it resets in %s", p.reserveOf(c), c.usage.heldWin, human(d))
+		case blockPaced:
+			u.Paced++
+			at, pc := p.pacedUntil(c, model, now)
+			d := at.Sub(now)
+			if !u.HasNext || d < u.NextReady {
+				u.NextReady, u.HasNext, u.Probe = d, true, false
+			}
+			why = paceWords(pc, d)
 		case blockBusy:
 			u.Busy++
 			if p.probing(c, model, now) {

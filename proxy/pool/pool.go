@@ -3,12 +3,13 @@
 // its own; time comes from an injected clock.Clock, so a test can walk a
 // cooldown ladder in microseconds on a clock.Fake.
 //
-// A credential is ready, cooling, parked or paused. Cooldowns are keyed by
-// scope: the credential, one (credential, model) pair, or the whole provider
-// (one egress IP shared by every credential). Each key climbs its own
-// ladder. Pick chooses among the credentials that are usable for a model;
-// State and Restore carry the parts worth keeping across a restart.
-// docs/pool.md tells the rules in prose.
+// A credential is ready, cooling, parked or paused; a ready one may be
+// held to a pace learned from 429s that named no reset (pace.go).
+// Cooldowns are keyed by scope: the credential, one (credential, model)
+// pair, or the whole provider (one egress IP shared by every credential).
+// Each key climbs its own ladder. Pick chooses among the credentials that
+// are usable for a model; State and Restore carry the parts worth keeping
+// across a restart. docs/pool.md tells the rules in prose.
 //
 // # Lock rules
 //
@@ -171,6 +172,10 @@ type Pool struct {
 	seq      uint64 // counts leases; orders credentials by last use
 	onChange func()
 	ready    chan struct{} // handed out by Changed, closed by wakeLocked
+	// paceTimer wakes waiters at paceAt, the earliest slot of a paced
+	// credential a refused Pick met (pace.go).
+	paceAt    time.Time
+	paceTimer clock.Timer
 }
 
 // cred is one credential and everything the pool tracks about it. Guarded
@@ -217,6 +222,11 @@ type cred struct {
 	// usage is the quota windows last reported and what they hold back
 	// (quota.go); nil until the first report or reserve.
 	usage *usage
+
+	// paces are the learned paces by model ("" for the credential's own;
+	// pace.go), met the successes a new one starts from.
+	paces map[string]*pacer
+	met   meter
 }
 
 // provider is one upstream and the state all its credentials share.
@@ -230,6 +240,10 @@ type provider struct {
 	// slotTimer wakes waiters at slotAt, the next one's time.
 	probeAt, slotAt time.Time
 	slotTimer       clock.Timer
+	// pace is the provider-wide learned pace of an egress provider
+	// (pace.go), met the successes it starts from.
+	pace *pacer
+	met  meter
 }
 
 // New returns an empty pool. em nil means api.Discard.
@@ -526,7 +540,9 @@ func (p *Pool) Record(id string, success bool, rateLimited bool) {
 // (see Pick), it ends that credential's guessed cooldowns for model and
 // the provider's own: a probe confirms only the credential it went to. And
 // as a success, it clears the credential's reason when nothing holds it
-// back any more, as Record does.
+// back any more, as Record does, and counts for the learned paces on id
+// and model (pace.go): the first after a run of bare 429s starts the
+// key's next window.
 func (p *Pool) Confirm(id, model string) {
 	p.update(id, func(c *cred, now time.Time, fx *effects) {
 		fx.wake = true
@@ -534,6 +550,7 @@ func (p *Pool) Confirm(id, model string) {
 			p.endGuessed(c, model, now, fx)
 		}
 		c.probe = false
+		p.paceOK(c, model, now)
 		if b := c.buds[model]; b != nil && b.refilling(now) {
 			c.setBudget(b, 0, time.Time{})
 		}
@@ -586,9 +603,9 @@ func (p *Pool) SetExpiry(id string, t time.Time) {
 // Reset clears a credential's cooldowns at every scope (its own, its
 // models', and its provider's shared one, since a provider-wide cooldown
 // is the one keeping it out), the ladders behind them, its request
-// budgets (every model's) and its payment parks, all at once. A re-login
-// park stays: only a new login clears it (Unpark). Pause stays too: that
-// is the user's own choice.
+// budgets (every model's), its learned paces (and its provider's) and its
+// payment parks, all at once. A re-login park stays: only a new login
+// clears it (Unpark). Pause stays too: that is the user's own choice.
 func (p *Pool) Reset(id string) error {
 	return p.update(id, func(c *cred, now time.Time, fx *effects) {
 		end := func(k key, e *cooldown) {
@@ -612,6 +629,9 @@ func (p *Pool) Reset(id string) error {
 			fx.changed = true
 		}
 		if p.forgetModelWindows(c, now, fx) {
+			fx.changed = true
+		}
+		if p.forgetPaces(c, true) {
 			fx.changed = true
 		}
 		if len(c.ladders) > 0 || c.prov.ladder != (ladderMem{}) {

@@ -159,13 +159,19 @@ func (p *Pool) UsageAt(id string) time.Time {
 //   - usage_warning goes out once per window crossing WarnAt, and once
 //     when a spent subscription comes back at its reset;
 //   - usage_updated goes out at most every 10 s per credential, or at
-//     once when one of the above happened.
+//     once when one of the above happened;
+//   - a report with windows ends the credential's learned paces
+//     (pace.go): the upstream says what is left.
 //
 // Unknown ids are ignored.
 func (p *Pool) SetQuota(id string, q api.Quota) {
 	p.update(id, func(c *cred, now time.Time, fx *effects) {
 		u := c.usageLocked()
 		u.q, u.at = q, now
+		if len(q.Windows) > 0 {
+			// The windows say what is left: no pace need guess.
+			p.forgetPaces(c, false)
+		}
 		c.util = utilization(q, now)
 		news := p.coolSpent(c, now, fx)
 		news = p.holdReserve(c, now, fx) || news

@@ -49,6 +49,7 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 				}
 			}
 		}
+		s.Paces = p.paceStatus(c, now)
 		p.usageStatus(c, &s, now)
 		s.LastUsed = timePtr(c.lastUsed)
 		s.ExpiresAt = timePtr(c.expiry)
