@@ -17,7 +17,7 @@ import (
 // each weaves this run's numbers into its prose.
 var findings = []finding{
 	{
-		title: "429s where the upstream announces no budget (proxy/pool budgets and probes)",
+		title: "429s where the upstream announces no budget (proxy/pool budgets, pace.go)",
 		ids:   []string{"429-share"},
 		text:  unannouncedBudgets,
 	},
@@ -93,23 +93,25 @@ var observations = []finding{
 	},
 }
 
-// unannouncedBudgets explains the 429s that remain when an upstream reports
-// no budget, and why subpool does not guess one.
+// unannouncedBudgets explains the 429s that remain where an upstream
+// reports its budget, and where it reports nothing and the pool paces.
 func unannouncedBudgets(r *Results) string {
 	var b strings.Builder
 	a, _ := gr(r, "steady-announced", "subpool")
 	si, _ := gr(r, "steady-silent", "subpool")
-	fmt.Fprintf(&b, `At 1.5× the quota, requests waiting in `+"`run.lease`"+` all wake when a key comes back. Two rules in
-proxy/pool keep them from storming it: a cooled key returns as one probe (one request in flight until an
-answer's headers say 2xx), and a key whose answers report no requests left (`+"`anthropic-ratelimit-requests-remaining`"+`,
-`+"`x-ratelimit-remaining-requests`"+`, read by `+"`classify.ParseBudget`"+`) is skipped until the reported reset,
-counting the attempts sent since. Where the upstream reports its budget (steady-announced) that leaves %.1f %% of
-%d calls as 429s, amplification %.2f×. Where it reports nothing (steady-silent) subpool can only learn the limit
-by hitting it: %.1f %% of %d calls are 429s, amplification %.2f×. Each of those is sent the moment its key is
-usable again, so none is wasted in the target's sense. Cutting them further would mean holding requests back
-on a guess before the upstream has said anything; the one guess measured here (cooling the provider on bare 429s
-from two keys within 10 s) dropped steady-silent's goodput from 0.96 to 0.77 of the oracle, because keys running
-out of their own windows look exactly the same.`, share429(a), a.Calls, a.Amplification, share429(si), si.Calls, si.Amplification)
+	fmt.Fprintf(&b, `At 1.5× the quota, requests waiting in `+"`run.lease`"+` all wake when a key comes back. Where the upstream
+reports its budget (`+"`anthropic-ratelimit-requests-remaining`"+`, `+"`x-ratelimit-remaining-requests`"+`, read by
+`+"`classify.ParseBudget`"+`), a key with no requests left is skipped until the reported reset and comes back as one
+probe: steady-announced has %.1f %% of %d calls refused, amplification %.2f×. Where it reports nothing
+(steady-silent), proxy/pool/pace.go learns each key's window from its own bare 429s (how many it takes, from the
+refusal that ends a run of successes; how long it takes to refill, from one comeback to the next) and holds the
+key to it as to a reported budget: the next request goes to another key or waits for the earliest refill. That
+leaves %.1f %% of %d calls refused (amplification %.2f×, %.3f of the oracle); before pacing every key ran into its
+limit again after each guessed cooldown, 70.9 %% of 20209 calls (0.967 of the oracle). What is left: the first
+refusal of each key, which its pace starts from, the windows it takes to learn a key's length (its first count is
+half the successes before that refusal, which may span two windows), and the one request that finds a window's
+end a little early or tries a little more per window, each a refusal where the upstream says nothing else.`,
+		100*a.Share429(), a.Calls, a.Amplification, 100*si.Share429(), si.Calls, si.Amplification, si.VsOracle)
 	return b.String()
 }
 
@@ -381,10 +383,6 @@ func gr(r *Results, scenario, strategy string) (goodput.Result, bool) {
 		}
 	}
 	return goodput.Result{}, false
-}
-
-func share429(g goodput.Result) float64 {
-	return 100 * float64(g.Refused429) / math.Max(float64(g.Calls), 1)
 }
 
 // missed reports whether a target whose id starts with prefix missed in

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/subpool/subpool/bench/goodput"
 )
 
 // Repeated runs are judged on the median value, described by the run
@@ -90,5 +92,52 @@ func TestRepeatsJudgedOnPooledRounds(t *testing.T) {
 	}
 	if tg := got["sse-frames-n1"]; float64(tg.Value) != 2 || tg.Met || !strings.HasPrefix(tg.Measured, "68 of 70 frames") {
 		t.Errorf("frames judged %+v, want the worst run's 2 lost frames, missed", tg)
+	}
+}
+
+// Every goodput scenario is judged on issue 27's two figures: a scenario
+// served below 0.98 of the oracle, or with more than 10 % of its attempts
+// refused 429 (5 % for the steady ones, §6), misses; the others are met.
+func TestGoodputJudgedInEveryScenario(t *testing.T) {
+	var gs []goodput.Result
+	for _, sc := range goodput.Scenarios(1) {
+		r := goodput.Result{Scenario: sc.Name, Strategy: "subpool", Goodput: 0.99, VsOracle: 0.99, Calls: 1000, Refused429: 40, Balance: 1}
+		switch sc.Name {
+		case "capacity-storms":
+			r.VsOracle = 0.979
+		case "outage":
+			r.Refused429 = 101
+		case "steady-silent":
+			r.Refused429 = 51
+		}
+		gs = append(gs, r, goodput.Result{Scenario: sc.Name, Strategy: "oracle", Goodput: 1})
+	}
+	missed := map[string]bool{}
+	n := map[string]int{}
+	for _, tg := range judgeGoodput(gs) {
+		for _, p := range []string{"goodput-", "429-share-"} {
+			if strings.HasPrefix(tg.ID, p) {
+				n[p]++
+			}
+		}
+		if !tg.Met {
+			missed[tg.ID] = true
+		}
+	}
+	for _, p := range []string{"goodput-", "429-share-"} {
+		if n[p] != len(goodput.Scenarios(1)) {
+			t.Errorf("%d %s targets, want one per scenario (%d)", n[p], p, len(goodput.Scenarios(1)))
+		}
+	}
+	want := map[string]bool{"goodput-capacity-storms": true, "429-share-outage": true, "429-share-steady-silent": true}
+	for id := range missed {
+		if !want[id] {
+			t.Errorf("%s missed, want met", id)
+		}
+	}
+	for id := range want {
+		if !missed[id] {
+			t.Errorf("%s met, want missed", id)
+		}
 	}
 }

@@ -339,3 +339,15 @@ func RunAll(scs []*Scenario) []Result {
 	}
 	return out
 }
+
+// What issue 27 asks of subpool in every scenario: goodput at least
+// MinVsOracle of the oracle's, with at most Max429Share of its upstream
+// attempts refused 429. The bench judges them (bench/judge.go), and
+// TestScenariosMeetIssue27 holds the simulator to them.
+const (
+	MinVsOracle = 0.98
+	Max429Share = 0.10
+)
+
+// Share429 is the share of r's upstream attempts refused 429.
+func (r Result) Share429() float64 { return float64(r.Refused429) / float64(max(r.Calls, 1)) }
