@@ -54,6 +54,10 @@ type keyAuth struct {
 	secrets map[string]string // credential id → key
 	wire    map[string]string // provider → wire
 	err     map[string]error  // credential id → error to return
+	// projects marks Google logins (Code Assist): credential id → the
+	// login's project; its secret is the access token.
+	projects      map[string]string
+	codeAssistURL string
 }
 
 func (k *keyAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
@@ -66,9 +70,16 @@ func (k *keyAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) 
 		return auth.Auth{}, auth.ErrNoRefresh
 	}
 	h := http.Header{}
-	if k.wire[cred.Provider] == "anthropic" {
+	if p, ok := k.projects[cred.ID]; ok {
+		h.Set("Authorization", "Bearer "+k.secrets[cred.ID])
+		return auth.Auth{Header: h, BaseURL: k.codeAssistURL, CodeAssist: true, Project: p}, nil
+	}
+	switch k.wire[cred.Provider] {
+	case "anthropic":
 		h.Set("x-api-key", k.secrets[cred.ID])
-	} else {
+	case "gemini":
+		h.Set("x-goog-api-key", k.secrets[cred.ID])
+	default:
 		h.Set("Authorization", "Bearer "+k.secrets[cred.ID])
 	}
 	return auth.Auth{Header: h}, nil
@@ -112,7 +123,7 @@ func newEnv(t *testing.T, realTime bool, opts ...envOpt) *env {
 	}
 	t.Cleanup(e.up.Close)
 	e.pool = pool.New(e.clk, pool.Config{}, e.rec)
-	e.auth = &keyAuth{secrets: map[string]string{}, wire: map[string]string{}, err: map[string]error{}}
+	e.auth = &keyAuth{secrets: map[string]string{}, wire: map[string]string{}, err: map[string]error{}, projects: map[string]string{}, codeAssistURL: e.up.URL()}
 	o.Pool, o.Auth = e.pool, e.auth
 	if o.Providers == nil {
 		o.Providers = map[string]*Provider{
