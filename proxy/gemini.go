@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/translate"
 )
 
 // The model methods both forms serve. Code Assist's other methods
@@ -203,12 +204,8 @@ func wrapRequest(body []byte, model, project, method string) []byte {
 		b, _ := json.Marshal(map[string]any{"request": inner})
 		return b
 	}
-	env := map[string]any{"model": model, "request": json.RawMessage(body)}
-	if project != "" {
-		env["project"] = project
-	}
-	b, err := json.Marshal(env)
-	if err != nil { // not JSON: the upstream judges it
+	b, err := translate.WrapCodeAssist(body, translate.CodeAssist{Model: model, Project: project})
+	if err != nil { // not a request: the upstream judges it
 		return body
 	}
 	return b
@@ -218,24 +215,21 @@ func wrapRequest(body []byte, model, project, method string) []byte {
 // client only knows the one it was told) and the run's model in a Code
 // Assist body.
 func setEnvelope(body []byte, model, project, method string) []byte {
-	var env map[string]json.RawMessage
-	if json.Unmarshal(body, &env) != nil {
-		return body
-	}
 	if method == gmCount {
+		var env map[string]json.RawMessage
 		var inner map[string]json.RawMessage
-		if json.Unmarshal(env["request"], &inner) != nil {
+		if json.Unmarshal(body, &env) != nil || json.Unmarshal(env["request"], &inner) != nil {
 			return body
 		}
 		inner["model"], _ = json.Marshal("models/" + model)
 		env["request"], _ = json.Marshal(inner)
-	} else {
-		env["model"], _ = json.Marshal(model)
-		if project != "" {
-			env["project"], _ = json.Marshal(project)
-		}
+		b, _ := json.Marshal(env)
+		return b
 	}
-	b, _ := json.Marshal(env)
+	b, err := translate.SetCodeAssist(body, translate.CodeAssist{Model: model, Project: project})
+	if err != nil {
+		return body
+	}
 	return b
 }
 
@@ -270,15 +264,10 @@ func setProject(body []byte, project string) []byte {
 // envelope, without the fields only Code Assist knows (the API refuses
 // unknown fields).
 func unwrapRequest(body []byte) []byte {
-	var env struct {
-		Request map[string]json.RawMessage `json:"request"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.Request == nil {
+	b, _, err := translate.UnwrapCodeAssist(body)
+	if err != nil {
 		return body
 	}
-	delete(env.Request, "session_id")
-	delete(env.Request, "model")
-	b, _ := json.Marshal(env.Request)
 	return b
 }
 
@@ -356,20 +345,17 @@ func wrapAnswer(b []byte) []byte {
 	if len(bytes.TrimSpace(b)) == 0 || isErrorJSON(b) {
 		return b
 	}
-	out := make([]byte, 0, len(b)+14)
-	out = append(out, `{"response":`...)
-	out = append(out, bytes.TrimSpace(b)...)
-	return append(out, '}')
+	if out, err := translate.WrapCodeAssistResponse(b); err == nil {
+		return out
+	}
+	return b
 }
 
 func unwrapAnswer(b []byte) []byte {
-	var env struct {
-		Response json.RawMessage `json:"response"`
+	if out, err := translate.UnwrapCodeAssistResponse(b); err == nil {
+		return out
 	}
-	if json.Unmarshal(b, &env) != nil || len(env.Response) == 0 {
-		return b
-	}
-	return env.Response
+	return b
 }
 
 // isErrorJSON: an error travels as it is in both forms.

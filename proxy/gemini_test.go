@@ -99,18 +99,19 @@ func TestReshapeAnswer(t *testing.T) {
 
 	r := sse("data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]},\"traceId\":\"t\"}\r\n\r\ndata: {\"error\":{\"code\":503}}\n\n")
 	reshapeAnswer(r, geminiShape{unwrap: true})
-	if got, want := read(r), "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\r\n\r\ndata: {\"error\":{\"code\":503}}\n\n"; got != want {
+	// The trace id becomes the responseId, as Gemini CLI reads it.
+	if got, want := read(r), "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}],\"responseId\":\"t\"}\r\n\r\ndata: {\"error\":{\"code\":503}}\n\n"; got != want {
 		t.Errorf("unwrapped stream:\n%q\nwant\n%q", got, want)
 	}
 	long := strings.Repeat("x", 10<<10)
 	r = sse("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"" + long + "\"}]}}]}\n\n")
 	reshapeAnswer(r, geminiShape{wrap: true})
-	if got := read(r); got != "data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\""+long+"\"}]}}]}}\n\n" {
+	if got := read(r); got != "data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\""+long+"\"}]}}]},\"traceId\":\"\"}\n\n" {
 		t.Errorf("wrapped long event: %d bytes", len(got))
 	}
 	j := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}, "Content-Length": {"20"}}, Body: io.NopCloser(strings.NewReader(`{"candidates":[]}`))}
 	reshapeAnswer(j, geminiShape{wrap: true})
-	if got := read(j); got != `{"response":{"candidates":[]}}` || j.Header.Get("Content-Length") != "" || j.ContentLength != int64(len(got)) {
+	if got := read(j); got != `{"response":{"candidates":[]},"traceId":""}` || j.Header.Get("Content-Length") != "" || j.ContentLength != int64(len(got)) {
 		t.Errorf("wrapped json %q, length %d %q", got, j.ContentLength, j.Header.Get("Content-Length"))
 	}
 	e := &http.Response{StatusCode: 429, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(`{"error":{"code":429}}`))}
