@@ -103,6 +103,12 @@ func clientWire(upath string) translate.Target {
 	case "/v1/responses":
 		return translate.OpenAIResponses
 	}
+	if c, ok := parseGemini(upath); ok && (c.method == gmGenerate || c.method == gmStream) {
+		if c.codeAssist {
+			return translate.GeminiCodeAssist
+		}
+		return translate.Gemini
+	}
 	return ""
 }
 
@@ -149,10 +155,21 @@ type translated struct {
 // Chat Completions, the one API they all serve.
 func (d *detour) targetPath(clientPath string) string {
 	clientAPI := "openai"
-	if d.client == translate.Anthropic {
+	switch d.client {
+	case translate.Anthropic:
 		clientAPI = "anthropic"
+	case translate.Gemini, translate.GeminiCodeAssist:
+		clientAPI = "gemini"
 	}
 	switch {
+	case d.to.Wire == "gemini":
+		// The Gemini API's form, the model in the path; send puts it in
+		// Code Assist's for a login.
+		method := gmGenerate
+		if d.stream {
+			method = gmStream
+		}
+		return geminiBeta + "models/" + d.model + ":" + method
 	case d.to.Wire == clientAPI:
 		return clientPath
 	case d.to.Wire == "anthropic":
@@ -170,6 +187,8 @@ func (d *detour) upWire(au auth.Auth) translate.Target {
 	switch {
 	case d.to.Wire == "anthropic":
 		return translate.Anthropic
+	case d.to.Wire == "gemini":
+		return translate.Gemini // a login's envelope is send's (gemini.go)
 	case au.BaseURL != "" || au.StripV1:
 		return translate.ChatGPTCodex
 	case d.upath == "/v1/responses":
@@ -184,11 +203,14 @@ func (d *detour) body(w translate.Target) ([]byte, error) {
 		return t.body, t.err
 	}
 	var t translated
-	if sameWire(d.client, w) {
+	switch {
+	case d.client == translate.Gemini && w == translate.Gemini:
+		t.body = d.src // the model is in the path
+	case sameWire(d.client, w):
 		t.body, t.err = withModel(d.src, d.model)
-	} else {
+	default:
 		var notes []string
-		t.body, notes, t.err = translate.RequestWithNotes(d.client, w, d.src, d.model)
+		t.body, notes, t.err = translate.RequestWithOptions(d.client, w, d.src, d.model, translate.RequestOptions{Stream: d.stream})
 		if len(notes) > 0 {
 			d.logf("fallback to %s/%s: %s", d.to.Name, d.model, strings.Join(notes, "; "))
 		}

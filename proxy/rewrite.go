@@ -252,14 +252,24 @@ func (tr *translator) stream(b []byte, final bool) ([]byte, int) {
 	if !final {
 		n = eventsEnd(b)
 	}
-	r := sse.NewReader(bytes.NewReader(b[:n]), 0, false)
+	r := sse.NewReader(bytes.NewReader(b[:n]), 0, true)
 	var out []byte
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			break
 		}
-		o, err := tr.st.Feed(ev.Name, ev.Data)
+		data := ev.Data
+		if len(data) == 0 && ev.Name == "" {
+			// The Gemini API reports a failure mid-stream as bare JSON,
+			// outside any data field.
+			raw := bytes.TrimSpace(ev.Raw)
+			if len(raw) == 0 || (raw[0] != '{' && raw[0] != '[') {
+				continue
+			}
+			data = raw
+		}
+		o, err := tr.st.Feed(ev.Name, data)
 		out = append(out, o...)
 		if err != nil {
 			// The translator is broken now; Close writes the error event.
@@ -278,9 +288,13 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	if up == "" {
 		// subpool refused before any attempt: its error is in the target
 		// provider's shape.
-		up = translate.OpenAIChat
-		if d.to.Wire == "anthropic" {
+		switch d.to.Wire {
+		case "anthropic":
 			up = translate.Anthropic
+		case "gemini":
+			up = translate.Gemini
+		default:
+			up = translate.OpenAIChat
 		}
 	}
 	var out []byte

@@ -61,15 +61,16 @@ type Target struct {
 }
 
 // DefaultFallback is the ladder that works with no config: each
-// subscription falls back to the other, tier for tier. The model names
+// subscription falls back to the others, tier for tier. The model names
 // are the current flagship of each tier (late 2025); they age, which is
 // why [fallback.models.*] overrides them.
 func DefaultFallback() Fallback {
 	return Fallback{
 		Enabled: true,
 		Ladders: map[string][]Rung{
-			Anthropic: {{Provider: OpenAI}},
-			OpenAI:    {{Provider: Anthropic}},
+			Anthropic: {{Provider: OpenAI}, {Provider: Google}},
+			OpenAI:    {{Provider: Anthropic}, {Provider: Google}},
+			Google:    {{Provider: Anthropic}, {Provider: OpenAI}},
 		},
 		Models: map[string]map[string]string{
 			Anthropic: {TierStrong: "claude-opus-4-5", TierMedium: "claude-sonnet-4-5", TierFast: "claude-haiku-4-5"},
@@ -78,6 +79,8 @@ func DefaultFallback() Fallback {
 			// credential. The codex models are tuned for tool-driven
 			// coding turns, which is what a Claude Code detour carries.
 			OpenAI: {TierStrong: "gpt-5.1", TierMedium: "gpt-5.1-codex", TierFast: "gpt-5.1-codex-mini"},
+			// Served both by the Gemini API and by Code Assist.
+			Google: {TierStrong: "gemini-2.5-pro", TierMedium: "gemini-2.5-flash", TierFast: "gemini-2.5-flash-lite"},
 		},
 		Tiers: map[string]map[string][]string{
 			Anthropic: {
@@ -88,6 +91,10 @@ func DefaultFallback() Fallback {
 			OpenAI: {
 				TierStrong: {"gpt-5", "gpt-5.1", "o1", "o3", "*-pro", "*-pro-*", "*-max", "*-max-*"},
 				TierFast:   {"*-mini", "*-mini-*", "*-nano", "*-nano-*"},
+			},
+			Google: {
+				TierStrong: {"*-pro", "*-pro-*"},
+				TierFast:   {"*-flash-lite", "*-flash-lite-*"},
 			},
 		},
 	}
