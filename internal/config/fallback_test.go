@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// With no config at all, each subscription falls back to the other, tier
+// With no config at all, each subscription falls back to the others, tier
 // for tier, and the written default file means the same.
 func TestFallbackDefaults(t *testing.T) {
 	c, err := Parse("config.toml", nil)
@@ -16,23 +16,27 @@ func TestFallbackDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		provider, model, want string
 	}{
-		{"anthropic", "claude-opus-4-1", "openai/gpt-5.1"},
-		{"anthropic", "claude-opus-4-5-20251101", "openai/gpt-5.1"},
-		{"anthropic", "claude-3-opus-20240229", "openai/gpt-5.1"},
-		{"anthropic", "claude-sonnet-4-5", "openai/gpt-5.1-codex"},
-		{"anthropic", "claude-3-7-sonnet-latest", "openai/gpt-5.1-codex"},
-		{"anthropic", "claude-haiku-4-5", "openai/gpt-5.1-codex-mini"},
-		{"anthropic", "claude-3-5-haiku-20241022", "openai/gpt-5.1-codex-mini"},
-		{"anthropic", "", "openai/gpt-5.1-codex"}, // no model named: medium
-		{"openai", "gpt-5.1-codex", "anthropic/claude-sonnet-4-5"},
-		{"openai", "gpt-5-codex", "anthropic/claude-sonnet-4-5"},
-		{"openai", "gpt-5.1", "anthropic/claude-opus-4-5"},
-		{"openai", "gpt-5.1-codex-max", "anthropic/claude-opus-4-5"},
-		{"openai", "gpt-5-pro", "anthropic/claude-opus-4-5"},
-		{"openai", "gpt-5.1-codex-mini", "anthropic/claude-haiku-4-5"},
-		{"openai", "o4-mini", "anthropic/claude-haiku-4-5"},
-		{"openai", "gpt-4.1-nano", "anthropic/claude-haiku-4-5"},
-		{"openai", "gpt-4o", "anthropic/claude-sonnet-4-5"},
+		{"anthropic", "claude-opus-4-1", "openai/gpt-5.1,google/gemini-2.5-pro"},
+		{"anthropic", "claude-opus-4-5-20251101", "openai/gpt-5.1,google/gemini-2.5-pro"},
+		{"anthropic", "claude-3-opus-20240229", "openai/gpt-5.1,google/gemini-2.5-pro"},
+		{"anthropic", "claude-sonnet-4-5", "openai/gpt-5.1-codex,google/gemini-2.5-flash"},
+		{"anthropic", "claude-3-7-sonnet-latest", "openai/gpt-5.1-codex,google/gemini-2.5-flash"},
+		{"anthropic", "claude-haiku-4-5", "openai/gpt-5.1-codex-mini,google/gemini-2.5-flash-lite"},
+		{"anthropic", "claude-3-5-haiku-20241022", "openai/gpt-5.1-codex-mini,google/gemini-2.5-flash-lite"},
+		{"anthropic", "", "openai/gpt-5.1-codex,google/gemini-2.5-flash"}, // no model named: medium
+		{"openai", "gpt-5.1-codex", "anthropic/claude-sonnet-4-5,google/gemini-2.5-flash"},
+		{"openai", "gpt-5-codex", "anthropic/claude-sonnet-4-5,google/gemini-2.5-flash"},
+		{"openai", "gpt-5.1", "anthropic/claude-opus-4-5,google/gemini-2.5-pro"},
+		{"openai", "gpt-5.1-codex-max", "anthropic/claude-opus-4-5,google/gemini-2.5-pro"},
+		{"openai", "gpt-5-pro", "anthropic/claude-opus-4-5,google/gemini-2.5-pro"},
+		{"openai", "gpt-5.1-codex-mini", "anthropic/claude-haiku-4-5,google/gemini-2.5-flash-lite"},
+		{"openai", "o4-mini", "anthropic/claude-haiku-4-5,google/gemini-2.5-flash-lite"},
+		{"openai", "gpt-4.1-nano", "anthropic/claude-haiku-4-5,google/gemini-2.5-flash-lite"},
+		{"openai", "gpt-4o", "anthropic/claude-sonnet-4-5,google/gemini-2.5-flash"},
+		{"google", "gemini-2.5-pro", "anthropic/claude-opus-4-5,openai/gpt-5.1"},
+		{"google", "gemini-3-pro-preview", "anthropic/claude-opus-4-5,openai/gpt-5.1"},
+		{"google", "gemini-2.5-flash", "anthropic/claude-sonnet-4-5,openai/gpt-5.1-codex"},
+		{"google", "gemini-2.5-flash-lite", "anthropic/claude-haiku-4-5,openai/gpt-5.1-codex-mini"},
 		{"zai", "glm-4.6", ""}, // custom providers have no built-in ladder
 	} {
 		if got := targets(c.Fallback, tc.provider, tc.model); got != tc.want {
@@ -94,7 +98,7 @@ strong = ["claude-opus-*", "claude-sonnet-4-5"]   # treat the newest sonnet as s
 		{"anthropic", "claude-sonnet-4-5", "zai/glm-4.6,openai/gpt-5.2"},
 		{"anthropic", "claude-sonnet-4", "zai/glm-4.6,openai/gpt-5.1-codex"},
 		{"anthropic", "claude-haiku-4-5", "openai/gpt-5.1-codex-mini,zai/glm-4.5-air"},
-		{"openai", "gpt-5.1", "anthropic/claude-opus-4-5"}, // the built-in ladder still holds
+		{"openai", "gpt-5.1", "anthropic/claude-opus-4-5,google/gemini-2.5-pro"}, // the built-in ladder still holds
 	} {
 		if got := targets(c.Fallback, tc.provider, tc.model); got != tc.want {
 			t.Errorf("%s/%s → %q, want %q", tc.provider, tc.model, got, tc.want)
