@@ -978,12 +978,14 @@ header_timeout = "10m"
 [fallback]
 # When no credential of a provider can take a request (all cooling, parked
 # or paused), another provider with a ready credential serves it: the model
-# is mapped by strength tier and, between the Anthropic and OpenAI APIs, the
-# request and answer are translated, so Claude Code can run on a ChatGPT
-# login and Codex on a Claude one. A provider you are not logged in to is
-# skipped. The response carries x-subpool-fallback. See docs/fallback.md.
+# is mapped by strength tier and, between the Anthropic, OpenAI and Gemini
+# APIs, the request and answer are translated, so Claude Code can run on a
+# ChatGPT login and Codex or Gemini CLI on a Claude one. A provider you are
+# not logged in to is skipped. The response carries x-subpool-fallback. See
+# docs/fallback.md.
 enabled = true
-# Built in: anthropic -> openai and openai -> anthropic. A ladder of your
+# Built in: anthropic -> openai, google; openai -> anthropic, google;
+# google -> anthropic, openai. A ladder of your
 # own replaces the built-in one for its provider; "anthropic = []" turns it
 # off. Rungs are tried in order:
 # [[fallback.anthropic]]
@@ -1002,6 +1004,10 @@ enabled = true
 # strong = "claude-opus-4-5"
 # medium = "claude-sonnet-4-5"
 # fast   = "claude-haiku-4-5"
+# [fallback.models.google]
+# strong = "gemini-2.5-pro"
+# medium = "gemini-2.5-flash"
+# fast   = "gemini-2.5-flash-lite"
 #
 # Which of a provider's models are which tier ('*' = any characters; tried
 # fast, then strong, then medium; a model nothing matches is in the tier
