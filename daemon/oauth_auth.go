@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net/url"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,7 +127,14 @@ func builtinOAuth(cp config.Provider) (oauth.Provider, bool) {
 	case config.OpenAI:
 		return oauth.OpenAI(cp.TokenURL, cp.ChatGPTBaseURL), true
 	case config.Google:
-		return oauth.Google(cp.TokenURL, cp.CodeAssistURL), true
+		p := oauth.Google(cp.TokenURL, cp.CodeAssistURL)
+		if u, err := url.Parse(cp.TokenURL); err == nil && cp.TokenURL != "" && cp.TokenURL != oauth.GoogleTokenURL {
+			// Beside a token endpoint pointed elsewhere (a test server, a
+			// gateway), so a login made there never asks the real Google
+			// whose account it was.
+			p.UserInfoURL = u.Scheme + "://" + u.Host + "/oauth2/v2/userinfo"
+		}
+		return p, true
 	}
 	return oauth.Provider{}, false
 }

@@ -258,7 +258,10 @@ func (s Source) write(t Tokens, expect string) error {
 		if err == nil && cur.Refresh != expect && cur.Refresh != t.Refresh {
 			return errSourceMoved
 		}
-		if err == nil && cur.Refresh == t.Refresh && cur.Access != t.Access && cur.ExpiresAt.After(t.ExpiresAt) {
+		// A newer login of the CLI's with the same refresh token (Google's
+		// do not rotate) stays; within a second is no newer: the CLI
+		// writes milliseconds, expiries here are kept in seconds.
+		if err == nil && cur.Refresh == t.Refresh && cur.Access != t.Access && cur.ExpiresAt.After(t.ExpiresAt.Add(time.Second)) {
 			return nil
 		}
 	}
