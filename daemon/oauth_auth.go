@@ -2,10 +2,10 @@ package daemon
 
 import (
 	"context"
-	"net/url"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/subpool/subpool/internal/config"
