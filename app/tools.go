@@ -27,11 +27,16 @@ import (
 // other tools.
 const billingWarning = "Anthropic bills other tools' use of a Claude subscription as extra usage, apart from the plan's own limits"
 
+// googleTermsWarning is the one line said whenever a Google login is
+// opened to other tools.
+const googleTermsWarning = "Google grants this login for Gemini CLI under the Gemini Code Assist terms; other tools' use of it may break those terms and put the Google account at risk"
+
 func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("tools", "ID all|own [--home DIR]",
 		"Says which tools may use a subscription login. By default a Claude login serves Claude Code only and a Google login Gemini CLI only\n"+
 			"(the tool is known by its User-Agent); other tools' requests go to API keys or fallback. `all` lets every tool use it, `own` keeps it\n"+
-			"for its own tool again. Anthropic bills other tools' use of a Claude subscription as extra usage.\n"+
+			"for its own tool again. Anthropic bills other tools' use of a Claude subscription as extra usage; Google grants its login\n"+
+			"for Gemini CLI under the Gemini Code Assist terms.\n"+
 			"ChatGPT logins and API keys serve every tool. config.toml's [subscriptions] other_tools does the same as `all`.\n"+
 			"Example: subpool tools anthropic-1a2b3c all")
 	home := f.String("home", "", "home folder")
@@ -78,8 +83,11 @@ func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "tools", fmt.Errorf("%s is %s: it serves every tool and has no own tool to keep it for", name, daemon.KindWords(cred)))
 	case on:
 		fmt.Fprintf(stdout, "%s now serves every tool, not only %s\n", name, api.ToolTitle(cred.OwnTool))
-		if cred.Provider == config.Anthropic {
+		switch cred.Provider {
+		case config.Anthropic:
 			fmt.Fprintln(stdout, billingWarning+".")
+		case config.Google:
+			fmt.Fprintln(stdout, googleTermsWarning+".")
 		}
 	default:
 		fmt.Fprintf(stdout, "%s serves %s only again; other tools' requests go to API keys or fallback\n", name, api.ToolTitle(cred.OwnTool))

@@ -254,3 +254,19 @@ func TestSubscriptionsConfigOpensLogins(t *testing.T) {
 		t.Errorf("no warning about the name that matches nothing:\n%s", logs.String())
 	}
 }
+
+// A Google login serves Gemini CLI only; opening it says what Google's
+// terms say.
+func TestToolsGoogleLogin(t *testing.T) {
+	up := startSim(t, sim.Options{})
+	home, _ := newHome(t, up, "")
+	writeCreds(t, home, daemon.CredentialRecord{ID: "google-dddddd", Provider: "google", Label: "Gemini", Kind: api.KindOAuth, Added: time.Now().UTC()})
+	code, out, errs := cli(t, "", "list", "--home", home)
+	if code != 0 || !strings.Contains(out, "Gemini CLI") {
+		t.Fatalf("list: %d %q %q", code, out, errs)
+	}
+	code, out, errs = cli(t, "", "tools", "google-dddddd", "all", "--home", home)
+	if code != 0 || !strings.Contains(out, "now serves every tool, not only Gemini CLI") || !strings.Contains(out, "Gemini Code Assist terms") {
+		t.Fatalf("tools all: %d %q %q", code, out, errs)
+	}
+}
