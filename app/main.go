@@ -31,8 +31,8 @@ func init() {
 		{"serve", "[--listen ADDR] [--home DIR]", "run the proxy and admin API in the foreground (what the login service runs)", cmdServe},
 		{"demo", "[--listen ADDR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
 		{"add-key", "PROVIDER --label L", "store an API key read from stdin in the keychain", cmdAddKey},
-		{"login", "anthropic|openai [--label L] [--no-browser]", "log in to a Claude or ChatGPT subscription in the browser", cmdLogin},
-		{"import", "claude-code|codex [--label L]", "import the login Claude Code or Codex CLI holds, kept in step with it", cmdImport},
+		{"login", "anthropic|openai|google [--label L] [--no-browser]", "log in to a Claude, ChatGPT or Google (Gemini CLI) subscription in the browser", cmdLogin},
+		{"import", "claude-code|codex|gemini-cli [--label L]", "import the login Claude Code, Codex CLI or Gemini CLI holds, kept in step with it", cmdImport},
 		{"list", "[--json]", "every credential: state, cooldown left, utilization", cmdList},
 		{"remove", "ID", "remove a credential and its secret", cmdRemove},
 		{"pause", "ID", "stop using a credential until resumed", cmdPause},
@@ -40,7 +40,7 @@ func init() {
 		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
 		{"reserve", "ID PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
 		{"tools", "ID all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
-		{"env", "claude-code|codex|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
+		{"env", "claude-code|codex|gemini-cli|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
 		{"client", "add NAME|list|revoke NAME", "one client key per tool: add (limits optional), list, revoke", cmdClient},
 		{"reload", "", "have the running proxy read config.toml again (edits are also noticed by themselves)", cmdReload},
 		{"events", "[--json]", "print the proxy's decisions as they happen (alias: watch)", cmdEvents},
@@ -98,7 +98,9 @@ Routes on the proxy (default http://127.0.0.1:8787):
   POST /v1/messages, /v1/messages/count_tokens           -> anthropic pool
   /v1/responses, /v1/chat/completions, /v1/models,
   /v1/embeddings                                         -> openai pool
-  /NAME/v1/...                                           -> provider NAME (also /anthropic, /openai)
+  /v1beta/models/MODEL:generateContent|:streamGenerateContent|:countTokens,
+  GET /v1beta/models, /v1internal:METHOD (Code Assist)   -> google pool
+  /NAME/v1/..., /NAME/v1beta/...                         -> provider NAME (also /anthropic, /openai, /google)
 `)
 }
 
