@@ -145,7 +145,7 @@ func (c *Client) do(ctx context.Context, token, verb, url, method string, body [
 		if err == nil || !errors.As(err, &ae) || !ae.temporary() || attempt >= len(retryWaits) || ctx.Err() != nil {
 			return err
 		}
-		if werr := sleep(ctx, c.clock(), retryWaits[attempt]); werr != nil {
+		if werr := clock.Sleep(ctx, c.clock(), retryWaits[attempt]); werr != nil {
 			return err
 		}
 	}
@@ -244,18 +244,6 @@ func oneLine(s string) string {
 		s = string(r[:300]) + "…"
 	}
 	return s
-}
-
-// sleep waits d on clk, or until ctx ends.
-func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	t := clk.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-		return nil
-	}
 }
 
 // int64String reads a proto int64, which JSON carries as a string.

@@ -1,6 +1,7 @@
 package codeassist
 
 import (
+	"github.com/subpool/subpool/proxy/clock"
 	"context"
 	"encoding/json"
 	"errors"
@@ -286,7 +287,7 @@ func (c *Client) onboard(ctx context.Context, token string, req onboardRequest) 
 		wait = pollInterval
 	}
 	for !op.Done {
-		if err := sleep(ctx, c.clock(), wait); err != nil {
+		if err := clock.Sleep(ctx, c.clock(), wait); err != nil {
 			return operation{}, err
 		}
 		op = operation{}
