@@ -1,7 +1,6 @@
 package codeassist
 
 import (
-	"github.com/subpool/subpool/proxy/clock"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/subpool/subpool/proxy/clock"
 )
 
 // Tier ids Gemini CLI knows by name (types.ts UserTierId); the service
