@@ -4,8 +4,11 @@ package realclients
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,3 +152,132 @@ func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, 
 // took is how long the SDK call itself took (node's start-up left out),
 // or the whole run when the script was killed.
 func (a sdkAnswer) took() time.Duration { return time.Duration(a.Ms * float64(time.Millisecond)) }
+
+// geminiMode is which of Gemini CLI's two setups `subpool env gemini-cli`
+// prints a run follows.
+type geminiMode int
+
+const (
+	// geminiAPI is the Gemini API mode: the export lines, and the
+	// selectedType setting the first comment names (without it Gemini CLI
+	// 0.61.0 takes GOOGLE_GEMINI_BASE_URL for a "gateway" it cannot run
+	// and exits 41).
+	geminiAPI geminiMode = iota
+	// geminiLogin is "Login with Google" (Code Assist): the commented
+	// export lines of the second block, uncommented.
+	geminiLogin
+)
+
+func (m geminiMode) String() string {
+	if m == geminiLogin {
+		return "login with google"
+	}
+	return "gemini api key"
+}
+
+// geminiSettings is the JSON object the API block's comment says to put in
+// ~/.gemini/settings.json.
+var geminiSettings = regexp.MustCompile(`settings\.json:\s*(\{.*\})\s*$`)
+
+// gemini runs `gemini -m gemini-2.5-flash -p PROMPT --output-format json`
+// set up the way `subpool env gemini-cli` says for mode, and reads what it
+// printed.
+func (s *served) gemini(t *testing.T, timeout time.Duration, mode geminiMode, prompt string) (geminiAnswer, result) {
+	t.Helper()
+	r := s.geminiRun(t, timeout, mode, "-p", prompt, "--output-format", "json")
+	return readGeminiAnswer(r), r
+}
+
+// geminiRun runs `gemini -m gemini-2.5-flash ARGS` as a fresh person set up
+// for mode. The model is named so that the CLI's auto router (a classifier
+// call before every turn, with a model of its choosing) stays out of the
+// count of requests.
+func (s *served) geminiRun(t *testing.T, timeout time.Duration, mode geminiMode, args ...string) result {
+	t.Helper()
+	bin := clientBin(t, "gemini")
+	printed, key := s.env("gemini-cli")
+	p := newPerson(t)
+	settings := map[string]any{}
+	vars := map[string]string{}
+	if mode == geminiAPI {
+		vars = exports(printed)
+		for _, l := range strings.Split(printed, "\n") {
+			if m := geminiSettings.FindStringSubmatch(l); m != nil {
+				if err := json.Unmarshal([]byte(m[1]), &settings); err != nil {
+					t.Fatalf("subpool env gemini-cli: the settings it names are not JSON (%v):\n%s", err, printed)
+				}
+			}
+		}
+		if len(settings) == 0 {
+			t.Fatalf("subpool env gemini-cli names no settings.json for the API mode:\n%s", printed)
+		}
+	} else {
+		for _, l := range strings.Split(printed, "\n") {
+			if rest, ok := strings.CutPrefix(l, "# export "); ok {
+				k, v, _ := strings.Cut(rest, "=")
+				vars[k] = strings.Trim(v, `'"`)
+			}
+		}
+	}
+	if len(vars) == 0 || !strings.Contains(strings.Join(slices.Collect(maps.Values(vars)), " "), key) {
+		t.Fatalf("subpool env gemini-cli printed no %s setup:\n%s", mode, printed)
+	}
+	maps.Copy(p.env, vars)
+	// A person's choices, not subpool's setup: trust the folder it runs in
+	// (else -p exits 55) and send no usage statistics to Google (the
+	// machine is offline; the CLI would POST them to play.googleapis.com).
+	p.env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+	settings["privacy"] = map[string]any{"usageStatisticsEnabled": false}
+	dir := filepath.Join(p.home, ".gemini")
+	os.MkdirAll(dir, 0o700)
+	b, _ := json.Marshal(settings)
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p.run(t, timeout, bin, append([]string{"-m", "gemini-2.5-flash"}, args...)...)
+}
+
+// geminiAnswer is what `gemini --output-format json` printed: the answer
+// and its stats on stdout, or the error object on stderr.
+type geminiAnswer struct {
+	Response string `json:"response"`
+	Stats    struct {
+		Models map[string]struct {
+			API struct {
+				TotalRequests int `json:"totalRequests"`
+				TotalErrors   int `json:"totalErrors"`
+			} `json:"api"`
+		} `json:"models"`
+	} `json:"stats"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// requests is the model requests the CLI counted for the turn.
+func (a geminiAnswer) requests() int {
+	n := 0
+	for _, m := range a.Stats.Models {
+		n += m.API.TotalRequests
+	}
+	return n
+}
+
+func readGeminiAnswer(r result) geminiAnswer {
+	var a geminiAnswer
+	for _, out := range []string{r.stdout, r.stderr} {
+		for i := strings.Index(out, "{"); i >= 0; {
+			if json.NewDecoder(strings.NewReader(out[i:])).Decode(&a) == nil && (a.Response != "" || a.Error != nil) {
+				return a
+			}
+			j := strings.Index(out[i+1:], "\n{")
+			if j < 0 {
+				break
+			}
+			i += j + 2
+		}
+	}
+	return a
+}

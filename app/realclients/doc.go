@@ -2,8 +2,8 @@
 // `subpool serve` in front of internal/sim, and checks what a person sees.
 //
 // The clients are the pinned npm packages of internal/realclients (Claude
-// Code, Codex CLI, opencode, @anthropic-ai/sdk, openai), installed once into
-// a cache. Each scenario starts its own simulated upstream (in the test
+// Code, Codex CLI, Gemini CLI, opencode, @anthropic-ai/sdk, openai),
+// installed once into a cache. Each scenario starts its own simulated upstream (in the test
 // process, on loopback), its own `subpool serve --home DIR` with a
 // config.toml pointing every provider at that upstream, adds credentials and
 // a client key through subpool's own verbs and admin API, and runs one

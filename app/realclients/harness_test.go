@@ -133,14 +133,16 @@ func fakeKey(provider, name string) string {
 	switch provider {
 	case "anthropic":
 		return "sk-ant-api03-subpool-realclients-test-" + name + "-000000000000"
+	case "google":
+		return "AIzaSy-subpool-realclients-test-" + name + "-000000"
 	default:
 		return "sk-proj-subpool-realclients-test-" + name + "-000000000000"
 	}
 }
 
-// upstream is one scenario's simulated Anthropic + OpenAI + ChatGPT, with
-// the OAuth token endpoints in front (sim.OAuthServer hands every model
-// route to the Server).
+// upstream is one scenario's simulated Anthropic + OpenAI + ChatGPT +
+// Gemini API + Code Assist, with the OAuth token endpoints in front
+// (sim.OAuthServer hands every model route to the Server).
 type upstream struct {
 	*sim.Server
 	oa  *sim.OAuthServer
@@ -171,6 +173,10 @@ func (u *upstream) modelCalls() []sim.Record {
 		switch r.Path {
 		case "/v1/messages", "/v1/responses", "/v1/chat/completions", "/backend-api/codex/responses":
 			out = append(out, r)
+		default:
+			if geminiModelPath(r.Path) {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
@@ -194,11 +200,31 @@ func (u *upstream) describe() string {
 	var b strings.Builder
 	for _, r := range u.modelCalls() {
 		fmt.Fprintf(&b, "\n  %s %s?%s model=%s stream=%v status=%d cred=%s ua=%q", r.Time.Format("15:04:05.000"), r.Path, r.Query, r.Model, r.Stream, r.Status, short(r.Credential), r.Header.Get("User-Agent"))
+		if p := requestProject(r); p != "" {
+			fmt.Fprintf(&b, " project=%s", p)
+		}
 	}
 	if b.Len() == 0 {
 		return " (none)"
 	}
 	return b.String()
+}
+
+// geminiModelPath is a Gemini API or Code Assist generate call, the
+// Google requests a person pays for (Code Assist's setup, quota and
+// experiments calls are not).
+func geminiModelPath(path string) bool {
+	return strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")
+}
+
+// requestProject is the Cloud project a Code Assist call named ("" for
+// the Gemini API, which names none).
+func requestProject(r sim.Record) string {
+	var v struct {
+		Project string `json:"project"`
+	}
+	json.Unmarshal(r.Body, &v)
+	return v.Project
 }
 
 func short(secret string) string {
@@ -266,10 +292,18 @@ chatgpt_base_url = %q
 token_url        = %q
 usage_url        = %q
 
+[providers.google]
+base_url        = %q
+code_assist_url = %q
+token_url       = %q
+authorize_url   = %q
+usage_url       = %q
+
 [usage]
 poll = "0s"
 `, s.addr, u, u+"/v1/oauth/token", u+"/oauth/authorize", u+"/api/oauth/usage",
-			u, u+"/backend-api/codex", u+"/oauth/token", u+"/backend-api/wham/usage") + extra
+			u, u+"/backend-api/codex", u+"/oauth/token", u+"/backend-api/wham/usage",
+			u, u, u+"/token", u+"/o/oauth2/v2/auth", u+"/v1internal:retrieveUserQuota") + extra
 		if err := os.WriteFile(filepath.Join(s.home, "config.toml"), []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +438,12 @@ func (s *served) addOAuth(provider, label string, g sim.OAuthTokens) string {
 	}
 	if g.IDToken != "" {
 		secret["id_token"] = g.IDToken
+	}
+	if g.AccountID != "" {
 		secret["account_id"] = g.AccountID
+	}
+	if g.Project != "" { // a Google login's Code Assist project
+		secret["project"] = g.Project
 	}
 	body, _ := json.Marshal(map[string]any{"provider": provider, "label": label, "kind": "oauth", "secret": secret})
 	var added struct {
@@ -610,7 +649,7 @@ func (s *served) clientRequests() (requests, attempts int) {
 		}
 		s.adminDo(http.MethodGet, "/subpool/v1/history?limit=500", nil, &page)
 		for _, e := range page.Entries {
-			if strings.Contains(e.Path, "/messages") || strings.Contains(e.Path, "/responses") || strings.Contains(e.Path, "/chat/completions") {
+			if strings.Contains(e.Path, "/messages") || strings.Contains(e.Path, "/responses") || strings.Contains(e.Path, "/chat/completions") || geminiModelPath(strings.SplitN(e.Path, "?", 2)[0]) {
 				n++
 				a += e.Attempts
 			}
