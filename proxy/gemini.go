@@ -17,8 +17,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/translate"
 )
 
@@ -100,6 +103,43 @@ func (c geminiCall) httpMethod() string {
 		return http.MethodGet
 	}
 	return http.MethodPost
+}
+
+// geminiWaitMax bounds what a Gemini API request waits inside subpool
+// before its answer's headers: Gemini CLI gives up on headers after 60 s
+// in that mode (undici's headersTimeout, Gemini CLI 0.61.0) and sends the
+// request again, so a longer wait would only double it. Past it the
+// client is told how long with a RetryInfo, which it waits out. Its login
+// mode has no such limit.
+const geminiWaitMax = 50 * time.Second
+
+func geminiWaits(pol policy.Config, upath string) policy.Config {
+	if c, ok := parseGemini(upath); ok && !c.codeAssist {
+		pol.SoleProviderMax = min(pol.SoleProviderMax, geminiWaitMax)
+		pol.CapacityMax = min(pol.CapacityMax, geminiWaitMax)
+	}
+	return pol
+}
+
+// geminiUnservable says why no credential of prov can ever take the call:
+// Code Assist's own calls (or the Gemini API's model list) with a pool
+// that holds no credential of the kind that answers them. Said at once,
+// rather than as a pool that has nothing ready.
+func (p *Proxy) geminiUnservable(prov *Provider, upath string) string {
+	c, _ := parseGemini(upath)
+	needLogin := c.codeAssist && !c.modelMethod()
+	if !needLogin && !c.list {
+		return ""
+	}
+	for _, cr := range p.o.Pool.Credentials(prov.Name) {
+		if (cr.Kind == api.KindOAuth) == needLogin {
+			return ""
+		}
+	}
+	if needLogin {
+		return errGeminiForm.Error()
+	}
+	return "only a Gemini API key can list the Gemini API's models; add one with `subpool add-key google --label NAME`"
 }
 
 // geminiShape is one attempt's request in the form its credential takes,

@@ -232,3 +232,24 @@ func TestGeminiRefusalsAreGoogleShaped(t *testing.T) {
 		t.Errorf("no credential: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Gemini CLI gives up on headers after 60 s in its Gemini API mode: a
+// cooldown longer than subpool waits for it there is told at once, with
+// a RetryInfo the CLI waits out; its login mode, without that limit, is
+// waited for as any request.
+func TestGeminiAPIWaitsStayUnderTheCLIsHeaderTimeout(t *testing.T) {
+	e := newEnv(t, false, withGoogle)
+	e.googleLogin("l1")
+	e.pool.CoolDown("l1", "", pool.ScopeCredential, 75*time.Second, "429 rate limit")
+	resp, body := e.post("/v1beta/models/gemini-2.5-pro:generateContent", geminiBody, geminiHeaders(false)...)
+	if resp.StatusCode < 400 || !strings.Contains(body, `"retryDelay":"75s"`) {
+		t.Fatalf("Gemini API mode: %d %s", resp.StatusCode, body)
+	}
+	if !e.fake.Now().Equal(epoch) {
+		t.Errorf("the request waited %s", e.fake.Now().Sub(epoch))
+	}
+	r := e.pump(e.async(t.Context(), "/v1internal:generateContent", caBody("gemini-2.5-pro"), geminiHeaders(true)...))
+	if r.resp == nil || r.resp.StatusCode != 200 {
+		t.Fatalf("login mode was not waited for: %v %s", r.resp, r.body)
+	}
+}

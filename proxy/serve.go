@@ -23,6 +23,9 @@ const classRefused = classify.Class("refused")
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
 	lim := p.limits.Load()
 	rq := &request{p: p, pol: lim.pol, client: w, in: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
+	if prov.Wire == "gemini" {
+		rq.pol = geminiWaits(rq.pol, upath)
+	}
 	var out outcome
 	// Deferred, so that request_finished goes out however answer ends,
 	// and before the connection is cut for an answer that failed midway.
@@ -83,6 +86,10 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 	rq.info = inspect(r.Header, view)
 	if prov.Wire == "gemini" {
 		geminiInfo(&rq.info, upath, view)
+		if why := p.geminiUnservable(prov, upath); why != "" {
+			writeError(w, prov.Wire, http.StatusForbidden, why, 0, noRetry)
+			return outcome{status: http.StatusForbidden, class: classRefused}
+		}
 	}
 	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
 	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
