@@ -51,7 +51,11 @@ func TestFailedStateWriteIsRetried(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(logs.String(), "written again") {
-		t.Fatalf("the recovery was not said; log:\n%s", logs.String())
+	// Said once the write is done, a moment after the file shows it.
+	for !strings.Contains(logs.String(), "written again") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the recovery was not said; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
