@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,6 +34,8 @@ var demoCreds = []demoCred{
 	{"anthropic", "anthropic-key", "demo-anthropic-key"},
 	{"openai", "chatgpt-pro", ""},
 	{"openai", "openai-key", "demo-openai-key"},
+	{"google", "google-ai-pro", ""},
+	{"google", "gemini-key", "demo-gemini-key"},
 }
 
 // demoConfig shortens every wait so a person sees cooldowns start and end
@@ -44,15 +47,23 @@ var demoCreds = []demoCred{
 func demoConfig(oauthURL, listen string) config.Config {
 	cfg := config.Default()
 	cfg.Listen = listen
-	for _, name := range []string{config.Anthropic, config.OpenAI} {
+	for _, name := range []string{config.Anthropic, config.OpenAI, config.Google} {
 		p := cfg.Providers[name]
 		p.BaseURL = oauthURL
-		p.ChatGPTBaseURL = oauthURL + "/backend-api/codex"
-		p.TokenURL = oauthURL + "/oauth/token"
-		p.UsageURL = oauthURL + "/backend-api/wham/usage"
-		if name == config.Anthropic {
+		switch name {
+		case config.Anthropic:
 			p.TokenURL = oauthURL + "/v1/oauth/token"
 			p.UsageURL = oauthURL + "/api/oauth/usage"
+		case config.OpenAI:
+			p.ChatGPTBaseURL = oauthURL + "/backend-api/codex"
+			p.TokenURL = oauthURL + "/oauth/token"
+			p.UsageURL = oauthURL + "/backend-api/wham/usage"
+		case config.Google:
+			// One server answers the Gemini API (keys), Code Assist (the
+			// login) and Google's token endpoint.
+			p.CodeAssistURL = oauthURL
+			p.TokenURL = oauthURL + "/token"
+			p.UsageURL = oauthURL + "/v1internal:retrieveUserQuota"
 		}
 		cfg.Providers[name] = p
 	}
@@ -64,6 +75,9 @@ func demoConfig(oauthURL, listen string) config.Config {
 	// claude-max fills its 5h window to this reserve within a minute and
 	// is held back until the window resets (demoWindows).
 	cfg.Usage.Reserve = 10
+	// Google's answers carry no usage: a Google login's day is only
+	// known by asking, so the demo asks often enough for its bars to move.
+	cfg.Usage.Poll = 10 * time.Second
 	return cfg
 }
 
@@ -111,11 +125,24 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		armed: map[string]string{}, histDir: histDir}
 	for _, c := range demoCreds {
 		req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
-		if c.key == "" {
+		switch {
+		case c.key == "" && c.provider == config.Google:
+			// Google knows a login by its tokens and its Code Assist
+			// project, which a real login asks for once and stores.
+			t := oa.GrantGoogle(demoGoogleLogin)
+			req.Kind = api.KindOAuth
+			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "email": t.Email, "project": t.Project}
+			if err := startGoogleDay(up, t.Access, t.Project); err != nil {
+				logf("warning: the demo's Google login starts its day empty: %v", err)
+			}
+		case c.key == "":
 			t := oa.Grant(c.provider)
 			req.Kind = api.KindOAuth
 			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
 				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
+		case c.provider == config.Google:
+			up.AddGoogleKey(c.key) // Google refuses keys it never issued
 		}
 		id, err := s.AddCredential(context.Background(), req)
 		if err != nil {
@@ -180,6 +207,8 @@ func (d *demo) script(tick int) {
 	switch tick % 14 {
 	case 1:
 		s.Script(key("claude-max"), sim.RateLimited("anthropic", 8*time.Second)) // announced reset
+	case 2:
+		s.Script(key("google-ai-pro"), sim.RateLimited("google", 6*time.Second)) // Code Assist's own reset
 	case 3:
 		s.Script(key("claude-pro"), sim.RateLimited("anthropic", 0)) // no hint: the ladder
 	case 5:
@@ -187,6 +216,10 @@ func (d *demo) script(tick int) {
 	case 7:
 		for _, c := range demoCreds[:3] {
 			s.Script(key(c.label), sim.Overloaded(), sim.Overloaded()) // the model is busy for everyone
+		}
+	case 8:
+		for _, label := range []string{"google-ai-pro", "gemini-key"} {
+			s.Script(key(label), sim.GoogleOverloaded(), sim.GoogleOverloaded()) // Gemini's turn
 		}
 	case 9:
 		s.Script(key("openai-key"), sim.ServerError(503)) // a blip: retried in place
@@ -201,20 +234,32 @@ func (d *demo) script(tick int) {
 	}
 }
 
-// traffic sends one request per beat through the proxy, as a client would.
+// The demo's requests, one of each wire, streamed as the tools stream.
+var (
+	demoClaude = demoRequest{"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + demoPrompt + `"}]}`}
+	demoOpenAI = demoRequest{"/v1/responses", `{"model":"gpt-5-codex","stream":true,"input":"` + demoPrompt + `"}`}
+	demoGemini = demoRequest{"/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+		`{"contents":[{"role":"user","parts":[{"text":"` + demoPrompt + `"}]}],"generationConfig":{"maxOutputTokens":64}}`}
+)
+
+type demoRequest struct{ path, body string }
+
+// traffic sends a Claude or an OpenAI request on every beat, in turn, and
+// a Gemini one besides on every third, through the proxy as a client would.
 func (d *demo) traffic(ctx context.Context, every time.Duration) {
 	base := "http://" + d.srv.Addr()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for tick := 0; ; tick++ {
 		d.script(tick)
-		var path, body string
-		if tick%2 == 0 {
-			path, body = "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"`+demoPrompt+`"}]}`
-		} else {
-			path, body = "/v1/responses", `{"model":"gpt-5-codex","stream":true,"input":"`+demoPrompt+`"}`
+		r := demoClaude
+		if tick%2 == 1 {
+			r = demoOpenAI
 		}
-		go d.send(ctx, base+path, body)
+		go d.send(ctx, base+r.path, r.body)
+		if tick%3 == 2 {
+			go d.send(ctx, base+demoGemini.path, demoGemini.body)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -228,8 +273,12 @@ func (d *demo) traffic(ctx context.Context, every time.Duration) {
 func (d *demo) send(ctx context.Context, url, body string) string {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+d.srv.ClientKey())
-	req.Header.Set("anthropic-version", "2023-06-01")
+	if strings.Contains(url, "/v1beta/") {
+		req.Header.Set("x-goog-api-key", d.srv.ClientKey()) // as Gemini CLI sends its key
+	} else {
+		req.Header.Set("Authorization", "Bearer "+d.srv.ClientKey())
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return ""
@@ -264,7 +313,7 @@ func (d *demo) printEvents(ctx context.Context, w io.Writer) {
 }
 
 func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("demo", "[--listen ADDR] [--gui] [--for DURATION]", "Runs the proxy on simulated Claude and ChatGPT upstreams with demo credentials that hit scripted\n429s, overloads, timeouts and a dead login, plus built-in traffic, printing each decision.\nIt keeps everything in memory: your keychain, state and config are never touched.")
+	f := newFlags("demo", "[--listen ADDR] [--gui] [--for DURATION]", "Runs the proxy on simulated Claude, ChatGPT and Gemini upstreams with demo credentials that hit\nscripted 429s, overloads, timeouts and a dead login, plus built-in traffic, printing each decision.\nIt keeps everything in memory: your keychain, state and config are never touched.")
 	listen := f.String("listen", "127.0.0.1:8787", "address to listen on")
 	gui := f.Bool("gui", false, "open the tray on the demo")
 	dur := f.Duration("for", 0, "stop after this long (default: until Ctrl-C)")
@@ -299,7 +348,8 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.Addr(), d.oauth.URL(), len(demoCreds))
-	fmt.Fprintf(stdout, "Point a client at it:\n%s", setupText("shell", "http://"+d.srv.Addr(), d.srv.ClientKey()))
+	fmt.Fprintf(stdout, "Point a client at it:\n%s%s", setupText("shell", "http://"+d.srv.Addr(), d.srv.ClientKey()),
+		setupText("gemini-cli", "http://"+d.srv.Addr(), d.srv.ClientKey()))
 	fmt.Fprintln(stdout, "Decisions as they happen (Ctrl-C to stop):")
 	go d.printEvents(ctx, stdout)
 	go d.traffic(ctx, *every)

@@ -34,11 +34,13 @@ var demoUsage = map[string]struct {
 	model  string
 	cached bool
 }{
-	"claude-max":    {0.40, "claude-code", "claude-sonnet-4-5", true},
-	"claude-pro":    {0.20, "claude-code", "claude-sonnet-4-5", true},
-	"anthropic-key": {0.10, "aider", "claude-haiku-4-5", false},
-	"chatgpt-pro":   {0.22, "codex", "gpt-5-codex", false},
-	"openai-key":    {0.08, "opencode", "gpt-5.1", false},
+	"claude-max":    {0.34, "claude-code", "claude-sonnet-4-5", true},
+	"claude-pro":    {0.17, "claude-code", "claude-sonnet-4-5", true},
+	"anthropic-key": {0.08, "aider", "claude-haiku-4-5", false},
+	"chatgpt-pro":   {0.19, "codex", "gpt-5-codex", false},
+	"openai-key":    {0.07, "opencode", "gpt-5.1", false},
+	"google-ai-pro": {0.10, "gemini-cli", "gemini-2.5-pro", false},
+	"gemini-key":    {0.05, "gemini-cli", "gemini-2.5-flash", false},
 }
 
 // fillDemoHistory writes a plausible past month of requests before now:
@@ -104,8 +106,12 @@ func demoRow(c demoCred, id string, at time.Time, rng *rand.Rand) api.Event {
 	case r == 0:
 		e.Status, e.Class, e.LatencyMS = 429, "rate_limit", 300
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens = 0, 0, 0, 0
-	case r == 1 && c.provider == "anthropic":
+	case r == 1 && (c.provider == "anthropic" || c.provider == "google"):
+		// Overloaded: Anthropic's 529, Google's 503 UNAVAILABLE.
 		e.Status, e.Class, e.WaitedMS = 529, "capacity", 12_000
+		if c.provider == "google" {
+			e.Status = 503
+		}
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens = 0, 0, 0, 0
 	}
 	return e

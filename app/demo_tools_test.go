@@ -8,9 +8,10 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 )
 
-// The demo's traffic says what it is (no Claude Code), so its simulated
-// Claude logins are opened to every tool and serve it; closed again, as
-// the tray's switch does, a login is passed over for the demo's requests.
+// The demo's traffic says what it is (no Claude Code, no Gemini CLI), so
+// its simulated Claude and Google logins are opened to every tool and
+// serve it; closed again, as the tray's switch does, a login is passed
+// over for the demo's requests.
 func TestDemoOpensItsLoginsToItsTraffic(t *testing.T) {
 	d, err := startDemo(freeAddr(t), t.Logf)
 	if err != nil {
@@ -21,7 +22,7 @@ func TestDemoOpensItsLoginsToItsTraffic(t *testing.T) {
 	defer cancel()
 	for _, p := range daemonStatus(d.srv).Providers {
 		for _, c := range p.Credentials {
-			if want := c.Provider == "anthropic" && c.Kind == api.KindOAuth; c.OtherTools != want || (c.OwnTool != "") != want {
+			if want := (c.Provider == "anthropic" || c.Provider == "google") && c.Kind == api.KindOAuth; c.OtherTools != want || (c.OwnTool != "") != want {
 				t.Errorf("%s: own tool %q, other tools %v", c.Label, c.OwnTool, c.OtherTools)
 			}
 		}

@@ -1,6 +1,10 @@
 package app
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/subpool/subpool/internal/sim"
@@ -42,4 +46,49 @@ func (d *demo) armWindows() {
 		}
 		d.armed[c.label] = secret
 	}
+}
+
+// demoGoogleLogin is the demo's Google account. Its day is a small one,
+// two models of it shown, so that each answer moves a bar by a point.
+var demoGoogleLogin = sim.GoogleLogin{Email: "demo@example.com", DailyRequests: 100,
+	Models: []string{"gemini-2.5-pro", "gemini-2.5-flash"}}
+
+// demoGoogleDay is what the Google login has spent of its day when the
+// demo starts, by model: a working day under way, as demoWindows sets the
+// other logins' windows part full.
+var demoGoogleDay = map[string]int{"gemini-2.5-pro": 9, "gemini-2.5-flash": 38}
+
+// startGoogleDay spends demoGoogleDay on the simulated Code Assist, as
+// Gemini CLI would have that morning. The sim counts a login's day from
+// its requests alone, so there is no other way to set it.
+func startGoogleDay(up *sim.Server, access, project string) error {
+	errs := make(chan error)
+	n := 0
+	for model, k := range demoGoogleDay {
+		for range k {
+			n++
+			go func() {
+				body := fmt.Sprintf(`{"model":%q,"project":%q,"request":{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}}`, model, project)
+				req, _ := http.NewRequest(http.MethodPost, up.URL()+"/v1internal:generateContent", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+access)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("Code Assist answered %d", resp.StatusCode)
+					}
+				}
+				errs <- err
+			}()
+		}
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
