@@ -43,16 +43,29 @@ func Percent(f float64) string {
 	return fmt.Sprintf("%d%%", int(math.Round(f*100)))
 }
 
-// ProviderTitle is the name a person knows a provider by. Custom providers
-// keep their configured name.
+// ProviderTitle is the name a person knows a provider by: the google pool
+// (Gemini API keys and Google logins) is Gemini. Custom providers keep
+// their configured name.
 func ProviderTitle(name string) string {
 	switch name {
 	case "anthropic":
 		return "Claude"
 	case "openai":
 		return "ChatGPT"
+	case "google":
+		return "Gemini"
 	}
 	return name
+}
+
+// LoginTitle is whose login a provider's subscription is: a Gemini
+// subscription is a Google account's login (Gemini CLI's "Login with
+// Google"); the others are their provider's title.
+func LoginTitle(provider string) string {
+	if provider == "google" {
+		return "Google"
+	}
+	return ProviderTitle(provider)
 }
 
 // plural writes "1 request" / "3 requests".

@@ -469,7 +469,7 @@ func TestCredentialAddedAndRemoved(t *testing.T) {
 	if v.Tray != TrayReady || len(v.Sections) != 1 || v.Sections[0].Title != "zai" || v.Sections[0].Rows[0].Detail != "API key" {
 		t.Fatalf("after add: %+v", v)
 	}
-	if !slices.Equal(v.Providers, []string{"zai", "anthropic", "openai"}) {
+	if !slices.Equal(v.Providers, []string{"zai", "anthropic", "openai", "google"}) {
 		t.Errorf("providers offered %q", v.Providers)
 	}
 	h.send(api.Event{Type: api.EventCredentialRemoved, Provider: "zai", CredentialID: "z1"})

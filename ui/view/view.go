@@ -172,7 +172,7 @@ func (m *Model) View(now time.Time) View {
 			}
 		}
 	}
-	for _, name := range []string{"anthropic", "openai"} {
+	for _, name := range []string{"anthropic", "openai", "google"} {
 		if !slices.Contains(v.Providers, name) {
 			v.Providers = append(v.Providers, name)
 		}
@@ -364,10 +364,17 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 
 	h := readHolds(c, pcool, now)
 	f := m.badge(&r, p.Name, c, h, now)
+	// A paced credential is ready: the pace says when it sends next.
+	pace := holdingPace(c, now)
+	if pace != nil && r.Badge.Text == badgeReady {
+		r.Line = PaceText(*pace, now)
+	} else {
+		pace = nil
+	}
 	if r.Menu == "" {
 		r.Menu = menuState(&r)
 	}
-	f.ticking = r.Counting
+	f.ticking = r.Counting || pace != nil && pace.Next != nil && pace.Next.After(now)
 	for _, mt := range r.Meters {
 		if mt.ResetsAt != "" {
 			// Written to the minute, and to the second in its last one.
@@ -552,6 +559,8 @@ func detail(c *api.CredentialStatus) string {
 		source = "imported from Claude Code"
 	case "codex":
 		source = "imported from Codex CLI"
+	case "gemini-cli":
+		source = "imported from Gemini CLI"
 	default:
 		source = "imported from " + c.Source
 	}
