@@ -64,7 +64,7 @@ func (p *panel) relogin(row view.Row) {
 }
 
 func (p *panel) startLogin(provider, label string) {
-	name := view.ProviderTitle(provider)
+	name := view.LoginTitle(provider)
 	p.setStatus("Starting the "+name+" login…", false)
 	p.u.async("login", func(ctx context.Context) (func(), error) {
 		ls, err := p.u.opts.Backend.StartLogin(ctx, provider, label)
@@ -99,10 +99,12 @@ func (p *panel) showAddMenu() {
 	m := fyne.NewMenu("",
 		fyne.NewMenuItem("Log in with Claude…", func() { p.startLogin("anthropic", "") }),
 		fyne.NewMenuItem("Log in with ChatGPT…", func() { p.startLogin("openai", "") }),
+		fyne.NewMenuItem("Log in with Google (Gemini CLI)…", func() { p.startLogin("google", "") }),
 		fyne.NewMenuItem("Paste an API key…", func() { p.showKeyForm("", "") }),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Import from Claude Code", func() { p.importFrom("claude-code", "Claude Code") }),
 		fyne.NewMenuItem("Import from Codex CLI", func() { p.importFrom("codex", "Codex CLI") }),
+		fyne.NewMenuItem("Import from Gemini CLI", func() { p.importFrom("gemini-cli", "Gemini CLI") }),
 	)
 	widget.ShowPopUpMenuAtRelativePosition(m, p.u.win.Canvas(), fyne.NewPos(0, p.add.Size().Height), p.add)
 }

@@ -26,6 +26,10 @@ type panel struct {
 	status     *widget.Label
 	empty      *widget.Label
 	sections   *fyne.Container
+	scroll     *container.Scroll // the sections
+	scrollTo   string            // Options.Section, until the person scrolls
+	scrolled   bool              // scrolledTo is set
+	scrolledTo fyne.Position     // where scrollToSection last put the scroll
 	secs       map[string]*sectionUI
 	events     []string
 	eventList  *widget.List
@@ -34,7 +38,7 @@ type panel struct {
 }
 
 func newPanel(u *UI) *panel {
-	p := &panel{u: u, secs: map[string]*sectionUI{}}
+	p := &panel{u: u, secs: map[string]*sectionUI{}, scrollTo: u.opts.Section}
 
 	p.bannerText = widget.NewLabel("")
 	p.bannerText.Wrapping = fyne.TextWrapWord
@@ -52,8 +56,8 @@ func newPanel(u *UI) *panel {
 	p.status.Wrapping = fyne.TextWrapWord
 	p.status.Hide()
 
-	p.empty = widget.NewLabel("No credentials yet. Use Add to log in with Claude or ChatGPT, " +
-		"paste an API key, or import the login Claude Code or Codex CLI already has.")
+	p.empty = widget.NewLabel("No credentials yet. Use Add to log in with Claude, ChatGPT or Google, " +
+		"paste an API key, or import the login Claude Code, Codex CLI or Gemini CLI already has.")
 	p.empty.Wrapping = fyne.TextWrapWord
 
 	p.sections = container.NewVBox()
@@ -69,7 +73,8 @@ func newPanel(u *UI) *panel {
 	recent := container.NewBorder(widget.NewLabelWithStyle("Recent", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		nil, nil, nil, p.eventList)
 
-	split := container.NewVSplit(container.NewVScroll(p.sections), recent)
+	p.scroll = container.NewVScroll(p.sections)
+	split := container.NewVSplit(p.scroll, recent)
 	split.Offset = 0.7
 	p.content = container.NewBorder(container.NewVBox(p.banner, header, p.status), nil, nil, nil, u.usage.withTabs(split))
 	return p
@@ -101,6 +106,30 @@ func (p *panel) update(v view.View) {
 		p.eventList.Refresh()
 	}
 	p.flush()
+	p.scrollToSection()
+}
+
+// scrollToSection keeps Options.Section's card at the top of the
+// credentials, following it as the cards above it grow (a row's meters
+// arrive with its first usage), until the person scrolls elsewhere.
+func (p *panel) scrollToSection() {
+	s := p.secs[p.scrollTo]
+	if s == nil {
+		return
+	}
+	// The scroll pulls an offset back when the cards shrink below it; any
+	// other move is the person's, and the panel is theirs from then on.
+	maxY := max(0, p.sections.MinSize().Height-p.scroll.Size().Height)
+	if p.scrolled && p.scroll.Offset.Y != min(p.scrolledTo.Y, maxY) {
+		p.scrollTo = ""
+		return
+	}
+	y := s.card.Position().Y
+	if y == 0 && p.sections.Objects[0] != s.card {
+		return // not laid out yet
+	}
+	p.scroll.ScrollToOffset(fyne.NewPos(0, y))
+	p.scrolled, p.scrolledTo = true, p.scroll.Offset
 }
 
 // setStatus shows the outcome of the last action.

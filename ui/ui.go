@@ -9,6 +9,7 @@
 // plain value) at most every redrawGap, plus once a second while something
 // counts down, and hands it over with fyne.Do. Backend calls are network
 // calls: taps start a goroutine for them and show the outcome with fyne.Do.
+// A third goroutine reads the paces, which no event carries (paces.go).
 package ui
 
 import (
@@ -43,7 +44,8 @@ type Options struct {
 	// Each method is a network round trip; the UI calls them only off its
 	// own goroutine. Required.
 	Backend admin.Backend
-	// Import takes over the login a CLI holds: "claude-code" or "codex".
+	// Import takes over the login a CLI holds: "claude-code", "codex" or
+	// "gemini-cli".
 	// Called off the UI goroutine. Required when the panel offers import.
 	Import func(ctx context.Context, source string) error
 	// Events is the admin event stream: a snapshot first (and after every
@@ -56,7 +58,7 @@ type Options struct {
 	// snapshot reports.
 	Address string
 	// Setup returns what to paste so a tool ("claude-code", "codex",
-	// "opencode") uses the proxy, as `subpool env TOOL` prints it. Called
+	// "gemini-cli", "opencode") uses the proxy, as `subpool env TOOL` prints it. Called
 	// off the UI goroutine. Nil hides "Copy setup".
 	Setup func(tool string) string
 	// StartAtLogin reports whether the login service is installed, and
@@ -86,6 +88,12 @@ type Options struct {
 	// Tab is the panel's tab at start: "usage" for the Usage tab (the
 	// screenshot's), anything else the credentials.
 	Tab string
+	// Section is the provider ("google") whose card the credentials keep
+	// at the top until the person scrolls, for a screenshot of a card
+	// below the first; empty starts at the top.
+	Section string
+	// Size is the panel window's size at start; zero means 560×720.
+	Size fyne.Size
 }
 
 const (
@@ -117,6 +125,9 @@ type UI struct {
 	// dirty has one slot: any number of events between two redraws leave
 	// one mark, so the render loop never falls behind the stream.
 	dirty chan struct{}
+	// paceDue has one slot too: an event that may have changed a pace
+	// (paces.go).
+	paceDue chan struct{}
 
 	// ctx bounds backend calls started by clicks; set before the UI runs.
 	ctx context.Context
@@ -132,13 +143,14 @@ type UI struct {
 // goroutine before a.Run, then Start. Run does all three.
 func New(a fyne.App, o Options) *UI {
 	u := &UI{
-		app:   a,
-		opts:  o,
-		clock: o.Clock,
-		tray:  o.Tray,
-		do:    fyne.Do,
-		dirty: make(chan struct{}, 1),
-		ctx:   context.Background(),
+		app:     a,
+		opts:    o,
+		clock:   o.Clock,
+		tray:    o.Tray,
+		do:      fyne.Do,
+		dirty:   make(chan struct{}, 1),
+		paceDue: make(chan struct{}, 1),
+		ctx:     context.Background(),
 		icons: map[view.TrayState]fyne.Resource{
 			view.TrayReady:     fyne.NewStaticResource("subpool-ready.png", assets.Ready),
 			view.TrayCooling:   fyne.NewStaticResource("subpool-cooling.png", assets.Cooling),
@@ -169,7 +181,11 @@ func New(a fyne.App, o Options) *UI {
 	u.usage = newUsageUI(u, o.Usage)
 	u.panel = newPanel(u)
 	u.win.SetContent(u.panel.content)
-	u.win.Resize(fyne.NewSize(560, 720))
+	size := o.Size
+	if size.IsZero() {
+		size = fyne.NewSize(560, 720)
+	}
+	u.win.Resize(size)
 	u.show(u.model.View(u.clock.Now()))
 	if u.tray != nil {
 		// Left-click opens the panel; closing it only hides it.
@@ -188,6 +204,7 @@ func (u *UI) Start(ctx context.Context) {
 	u.ctx = ctx
 	u.goSafe("events", func() { u.read(ctx) })
 	u.goSafe("render", func() { u.renderLoop(ctx) })
+	u.goSafe("paces", func() { u.pacesLoop(ctx) })
 	if u.usage != nil {
 		u.goSafe("usage", func() { u.usage.loop(ctx) })
 	}
@@ -240,6 +257,7 @@ func (u *UI) handle(ev api.Event) {
 	notices := u.model.Apply(ev, u.clock.Now())
 	u.mu.Unlock()
 	u.usage.apply(ev)
+	u.notePaceNews(ev)
 	for _, n := range notices {
 		u.opts.Notify(fyne.NewNotification(n.Title, n.Body))
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,10 @@ type fakeBackend struct {
 	calls         chan call
 	// toolsErr is what SetOtherTools answers.
 	toolsErr error
+	// status and statusErr are what Status answers.
+	mu        sync.Mutex
+	status    api.Status
+	statusErr error
 }
 
 func (f *fakeBackend) record(method string, args ...string) {
@@ -71,6 +76,12 @@ func (f *fakeBackend) Import(_ context.Context, source string) error {
 func (f *fakeBackend) Reserve(_ context.Context, id string, percent int) error {
 	f.record("Reserve", id, strconv.Itoa(percent))
 	return nil
+}
+func (f *fakeBackend) Status(context.Context) (api.Status, error) {
+	f.record("Status")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status, f.statusErr
 }
 func (f *fakeBackend) SetOtherTools(_ context.Context, id string, on bool) error {
 	f.record("SetOtherTools", id, strconv.FormatBool(on))
@@ -441,8 +452,10 @@ func TestAddMenu(t *testing.T) {
 	}{
 		{"Log in with Claude…", "StartLogin anthropic "},
 		{"Log in with ChatGPT…", "StartLogin openai "},
+		{"Log in with Google (Gemini CLI)…", "StartLogin google "},
 		{"Import from Claude Code", "Import claude-code"},
 		{"Import from Codex CLI", "Import codex"},
+		{"Import from Gemini CLI", "Import gemini-cli"},
 	} {
 		test.Tap(h.u.panel.add)
 		menu := h.u.win.Canvas().Overlays().Top()
