@@ -232,7 +232,7 @@ func cleanAPIErr(err error) error {
 }
 
 func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, which tools it serves (subpool tools), state, cooldown left, utilization.")
+	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, which tools it serves (subpool tools), state (with any pace learned\nfrom 429s that named no reset), cooldown left, utilization.")
 	asJSON := f.Bool("json", false, "print the status as JSON, for scripts")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parse(args, stdout, stderr); done {
@@ -261,7 +261,11 @@ func printTable(w io.Writer, st api.Status) {
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
 			n++
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, servesWords(c), stateWords(c), cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
+			state := stateWords(c)
+			if pw := paceWords(c.Paces, st.Now); pw != "" {
+				state += " (" + pw + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, servesWords(c), state, cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
 		}
 	}
 	tw.Flush()

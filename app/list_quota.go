@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -44,4 +45,48 @@ func resetWords(t, now time.Time) string {
 		return t.Format("Mon 15:04")
 	}
 	return t.Format("Jan 2 15:04")
+}
+
+// paceWords is what `subpool list` says of a credential held to paces the
+// pool learned from 429s that named no reset (docs/pool.md, Pacing): "paced
+// · 30 per 5m · next 40s", one pace after another; "" for none.
+func paceWords(ps []api.Pace, now time.Time) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		head := "paced"
+		switch p.Scope {
+		case "model":
+			if p.Model != "" {
+				head += " " + p.Model
+			}
+		case "provider":
+			head += " with the whole provider"
+		}
+		rate := "learning its limit"
+		switch {
+		case p.Requests > 0 && p.WindowMS > 0:
+			rate = fmt.Sprintf("%d per %s", p.Requests, shortDuration(time.Duration(p.WindowMS)*time.Millisecond))
+		case p.Requests > 0:
+			rate = fmt.Sprintf("%d a window, its length not learned yet", p.Requests)
+		}
+		s := head + " · " + rate
+		if p.Next != nil && p.Next.After(now) {
+			s += " · next " + shortDuration(p.Next.Sub(now))
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shortDuration is d to the second, rounded up so a wait never reads 0s,
+// without the zero units Go writes ("5m", not "5m0s").
+func shortDuration(d time.Duration) string {
+	s := (d + time.Second - 1).Truncate(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
