@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
@@ -42,7 +44,9 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 		Address:   t.addr,
 		OpenPanel: t.openPanel,
 		Usage:     c,
-		Tab:       os.Getenv("SUBPOOL_TAB"), // scripts/screenshot.sh: "usage"
+		Tab:       os.Getenv("SUBPOOL_TAB"),     // scripts/screenshot.sh: "usage"
+		Section:   os.Getenv("SUBPOOL_SECTION"), // scripts/screenshot.sh: "google"
+		Size:      windowSize(os.Getenv("SUBPOOL_WINDOW")),
 		Setup: func(tool string) string {
 			// Each tool's own key, as `subpool env TOOL` prints; the demo
 			// (no home) has only its one key.
@@ -69,4 +73,17 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 	}()
 	ui.Run(a, opts)
 	return 0
+}
+
+// windowSize reads SUBPOOL_WINDOW, "WIDTHxHEIGHT" in Fyne's units, which
+// scripts/screenshot.sh sets for a panel tall enough for a whole card;
+// anything else is the default size.
+func windowSize(s string) fyne.Size {
+	w, h, ok := strings.Cut(s, "x")
+	fw, err1 := strconv.ParseFloat(w, 32)
+	fh, err2 := strconv.ParseFloat(h, 32)
+	if !ok || err1 != nil || err2 != nil || fw <= 0 || fh <= 0 {
+		return fyne.Size{}
+	}
+	return fyne.NewSize(float32(fw), float32(fh))
 }

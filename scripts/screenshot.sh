@@ -22,6 +22,17 @@ await() {
   done
   return 0
 }
+# await_next LOG PATTERN: waits up to 30 s for one more line matching
+# PATTERN than LOG holds now.
+await_next() {
+  local n
+  n=$(grep -c "$2" "$1" || true)
+  for _ in $(seq 1 60); do
+    sleep 0.5
+    [ "$(grep -c "$2" "$1" || true)" -gt "$n" ] && return 0
+  done
+  return 0
+}
 # shoot NAME OUT: saves the window whose xwininfo line holds NAME as OUT, or
 # the whole screen if none does. Never hand import a name: when none
 # matches it waits for a mouse click. Fyne's window is not always named for
@@ -33,17 +44,24 @@ shoot() {
   convert "$2" -trim +repage "$2"
   echo "saved $2"
 }
-Xvfb "$display" -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb "$display" -screen 0 1280x1100x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill $demo $xvfb 2>/dev/null || true' EXIT
 sleep 1
-DISPLAY=$display dbus-run-session -- "$bin" demo --gui --listen "127.0.0.1:$port" --every 700ms >"$log" 2>&1 &
+# The panel opens on the Gemini card, the last: a Google login with its day
+# on per-model meters and a Gemini API key, below Claude's and ChatGPT's;
+# tall enough for both.
+DISPLAY=$display SUBPOOL_SECTION=google SUBPOOL_WINDOW=560x980 dbus-run-session -- \
+  "$bin" demo --gui --listen "127.0.0.1:$port" --every 700ms >"$log" 2>&1 &
 demo=$!
-# The demo's story reaches its cooldowns and waits within ~15 s, and
-# claude-max's 5h window its 90 % warning, where the demo's reserve holds
-# it back, within ~20 s: the meters then show every level.
+# The demo's story reaches its cooldowns and waits within ~15 s, Gemini's
+# among them, and claude-max's 5h window its 90 % warning, where the demo's
+# reserve holds it back, within ~20 s.
 await "$log" "cooldown_started" "capacity wait" "usage_warning"
-sleep 2
+# Then the Google login's next rate limit: the shot shows it cooling for
+# one model while its day's meters stand beside.
+await_next "$log" "cooldown_started  *google/google-ai-pro"
+sleep 1
 shoot '"subpool"' "$out"
 
 # The Usage tab (issue 16), from a second demo opened on it: the demo's
