@@ -63,21 +63,29 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serveGCPercent is the collector's target for a serving proxy. Nearly
-// everything a request allocates is garbage when it ends, and the proxy's
-// live heap is a few MiB, so at the default of 100 the collector runs
-// every few hundred requests. Letting the heap grow to five times the live
-// data takes about a twentieth off the CPU per request against 200 (go run
-// ./bench -ab), for about 12 MiB more at 32 requests at a time; at idle
-// the heap is small either way.
+// serveGCPercent is the collector's target for a serving proxy, chosen on
+// `go run ./bench -gc` (docs/benchmarks.md, "Collector settings"): one
+// served binary per setting beside the bare proxy, RSS right after the
+// concurrency-32 load and the collector's own CPU per request. Its live
+// heap is about 5 MiB, nearly all a request allocates is garbage when it
+// ends, and what the heap may grow to over that is the trade: at 400 the
+// collector took 6 µs a request and RSS was 49 MiB (2.9× the bare
+// proxy's), at 200 12 µs and 39 MiB, at 100 25 µs and 34 MiB. 200 is the
+// knee: 10 MiB less for 6 µs (about 3 % of a request's CPU), where going
+// on to 100 saves 5 MiB more for 13 µs. No setting tried holds issue 27's
+// 1.5× the bare proxy (GOGC 25, in an earlier sweep, held 1.57× at about
+// twice the CPU): the rest of the RSS is the binary's code and the live
+// heap, not the collector.
 //
-// serveMemoryLimit bounds what that costs when the live heap itself is
-// large (a thousand open streams): near the limit the collector runs as
-// often as it must, as at a lower GOGC.
+// serveMemoryLimit bounds the heap when the live heap itself is large (a
+// thousand open streams): near the limit the collector runs as often as
+// it must. It is far above what the bench's loads reach, so it costs
+// nothing there; a limit near them (20 MiB) held RSS like GOGC 100 but
+// would keep the collector running without end under a live heap past it.
 //
 // GOGC and GOMEMLIMIT in the environment still decide when they are set.
 const (
-	serveGCPercent   = 400
+	serveGCPercent   = 200
 	serveMemoryLimit = 256 << 20
 )
 

@@ -71,11 +71,11 @@ answer: gjson finds the ` + "`usage`" + ` object and reads its counts too, with 
 ` + "`classify.ReadWindows`" + ` (proxy/classify/quota.go, headers.go) compares header keys in the case they arrive and
 keeps its state on the stack: about 2 µs and 2 allocations on an Anthropic API-key answer, where it was about 4 µs
 and 25 (` + "`BenchmarkReadWindowsAPIKey`" + `). It still runs on every answer, successes included: every answer's windows
-must reach the pool. ` + "`subpool serve`" + ` sets the collector's target to 400 unless GOGC is set, with a soft
-memory limit of 256 MiB unless GOMEMLIMIT is (app/cli.go ` + "`serveGCPercent`" + `, ` + "`tuneGC`" + `): nearly all a request
-allocates is garbage when it ends; at 100 the collector cost about a tenth of the CPU per request, and 400 takes
-about a twentieth off 200 (` + "`-ab`" + `, 15 rounds, twice: 1.10× → 1.06× and 1.11× → 1.05× bare) for about 12 MiB more RSS
-at concurrency 32. Then, each measured on its own benchmark and together on the served
+must reach the pool. ` + "`subpool serve`" + ` sets the collector's target to 200 unless GOGC is set, with a soft
+memory limit of 256 MiB unless GOMEMLIMIT is (app/cli.go ` + "`serveGCPercent`" + `, ` + "`tuneGC`" + `), chosen on the RSS
+after the concurrency-32 load beside the collector's CPU (` + "`go run ./bench -gc`" + `, the table under Memory): 400 took
+the least CPU and held the most; 200 holds about 10 MiB less for about 6 µs more of the collector's CPU per request
+(3 %); 100 about 5 MiB less again for 13 µs more. None holds issue 27's 1.5× the bare proxy. Then, each measured on its own benchmark and together on the served
 binary (1.20× bare before, in the 3-run median): the history writer runs its batches on one held driver connection
 with its INSERTs prepared once (database/sql converted and copied every argument: about a quarter less per row);
 the event websocket keeps one JSON encoder per connection and sets the socket's write deadline once per batch

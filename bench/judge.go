@@ -331,6 +331,36 @@ func judgeOverhead(o *Overhead) []Target {
 			Measured: fmt.Sprintf("%s (anonymous %s, file-backed %s; bare %s)", mib(s.Total), mib(s.Anon), mib(s.File), mib(mb.IdleRSS)),
 			Value:    num(float64(s.Total) / (1 << 20)), Limit: 15})
 	}
+	if ms.AfterJSON > 0 && mb.AfterJSON > 0 {
+		// Issue 27: the memory held after a load, against the bare proxy's.
+		r := float64(ms.AfterJSON) / float64(mb.AfterJSON)
+		add(Target{ID: "rss-after-c32", Group: "overhead", Source: "issue 27",
+			What:     "RSS right after the JSON rounds (concurrency 1 and 32, 256 KiB bodies)",
+			Goal:     "≤ 1.5 × bare",
+			Measured: fmt.Sprintf("%s vs %s → %.2f×", mib(ms.AfterJSON), mib(mb.AfterJSON), r),
+			Value:    num(r), Limit: 1.5})
+	}
+	if u := ms.Upload; u != nil && u.Before > 0 {
+		// Issue 27: a chunked body past max_body is refused without
+		// holding more than the limit, and what it held goes back.
+		add(Target{ID: "upload-413", Group: "overhead", Source: "issue 27",
+			What:     fmt.Sprintf("a %d MB chunked upload past max_body (%s) is refused", u.Bytes/1e6, mib(u.MaxBody)),
+			Goal:     "413",
+			Measured: fmt.Sprintf("%d", u.Status),
+			Value:    num(math.Abs(float64(u.Status - 413))), Limit: 0})
+		rise := float64(u.Peak-u.Before) / float64(u.MaxBody)
+		add(Target{ID: "upload-peak", Group: "overhead", Source: "issue 27",
+			What:     "subpool's RSS rise to its peak during that upload",
+			Goal:     "≤ 1.25 × max_body",
+			Measured: fmt.Sprintf("%s → %s, %.2f× max_body", mib(u.Before), mib(u.Peak), rise),
+			Value:    num(rise), Limit: 1.25})
+		r := float64(u.After) / float64(u.Before)
+		add(Target{ID: "upload-after", Group: "overhead", Source: "issue 27",
+			What:     fmt.Sprintf("subpool's RSS %d s after that upload's 413", u.Settle),
+			Goal:     "≤ 1.25 × its RSS before it",
+			Measured: fmt.Sprintf("%s after, %s before → %.2f×", mib(u.After), mib(u.Before), r),
+			Value:    num(r), Limit: 1.25})
+	}
 	if ms.After > 0 && ms.Base > 0 {
 		// Issue 27: after a load ends, memory goes back.
 		r := float64(ms.After) / float64(ms.Base)

@@ -286,6 +286,39 @@ func (a *arm) wave(n int, slow bool, spread time.Duration, onTick func()) []stre
 	return out
 }
 
+// upload sends a JSON request of size bytes with no length (chunked, as a
+// client streaming its body sends it) and returns the answer's status.
+func (a *arm) upload(size int) (int, error) {
+	pr, pw := io.Pipe()
+	go func() {
+		block := bytes.Repeat([]byte("x"), 64<<10)
+		pw.Write([]byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"`))
+		for sent := 0; sent < size; sent += len(block) {
+			if _, err := pw.Write(block); err != nil {
+				return // the proxy answered and stopped reading
+			}
+		}
+		pw.Write([]byte(`"}]}`))
+		pw.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := a.request(ctx, "", false)
+	if err != nil {
+		return 0, err
+	}
+	req.Body, req.ContentLength, req.GetBody = pr, -1, nil
+	resp, err := a.client.Do(req)
+	if err != nil {
+		pr.CloseWithError(err)
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	pr.Close()
+	return resp.StatusCode, nil
+}
+
 // post hits a control path of a child.
 func post(url string) {
 	resp, err := http.Post(url, "text/plain", nil)

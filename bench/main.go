@@ -51,6 +51,7 @@ type Results struct {
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
 	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
+	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"` // go run ./bench -gc
 	Targets  []Target         `json:"targets"`
 	Notes    []string         `json:"notes,omitempty"`
 }
@@ -69,9 +70,20 @@ func main() {
 	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
 	saveBeforeFrom := flag.String("save-before", "", "measure nothing: keep this results file's profile as "+beforeFile)
 	ab := flag.String("ab", "", "compare this subpool binary with -bin (or the working tree's) on CPU per request; no report")
+	gc := flag.String("gc", "", "measure RSS after concurrency 32 and CPU per request for these collector settings (default,GOGC[/GOMEMLIMIT],…), kept in -json as gc_sweep; -repeat rounds (at least 5)")
+	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput, the collector sweep)")
 	flag.Parse()
 	if *from != "" {
-		if err := rewrite(*from, *md); err != nil {
+		// With -json given, the results are written again too (judged
+		// anew): how results spliced from two runs are put in the form a
+		// run writes.
+		jsonOut := ""
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "json" {
+				jsonOut = *out
+			}
+		})
+		if err := rewrite(*from, *md, jsonOut); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -91,6 +103,13 @@ func main() {
 		}
 		return
 	}
+	if *gc != "" {
+		if err := gcMain(*gc, *bin, *out, *md, *repeat); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *ab != "" {
 		if err := abMain(*ab, *bin, *repeat); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -98,7 +117,7 @@ func main() {
 		}
 		return
 	}
-	o := runOpts{quick: *quick, skip: *skip, pin: *pin, profile: *profile, repeat: max(*repeat, 1), bin: *bin}
+	o := runOpts{quick: *quick, skip: *skip, pin: *pin, profile: *profile, repeat: max(*repeat, 1), bin: *bin, keep: *keep}
 	if err := run(o, *md, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -107,7 +126,7 @@ func main() {
 
 // rewrite renders the report again from saved results, judging the
 // targets anew (after a change to the targets or the findings' text).
-func rewrite(from, mdPath string) error {
+func rewrite(from, mdPath, jsonPath string) error {
 	res, err := readResults(from)
 	if err != nil {
 		return err
@@ -127,12 +146,17 @@ func rewrite(from, mdPath string) error {
 		}
 	}
 	res.Targets = judge(&res)
+	if jsonPath != "" {
+		if err := writeResults(jsonPath, &res); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
 }
 
 type runOpts struct {
 	quick, pin, profile bool
-	skip, bin           string
+	skip, bin, keep     string
 	repeat              int
 }
 
@@ -175,13 +199,13 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 		res.Goodput = goodput.RunAll(goodput.Scenarios(scale))
 	}
 	res.Duration = time.Since(start).Round(time.Second).String()
-	res.Targets = judge(&res)
-
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
+	if ro.keep != "" {
+		if err := carryOver(&res, ro.keep, skipped); err != nil {
+			return err
+		}
 	}
-	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+	res.Targets = judge(&res)
+	if err := writeResults(jsonPath, &res); err != nil {
 		return err
 	}
 	if err := os.WriteFile(mdPath, []byte(report(&res)), 0o644); err != nil {
@@ -265,6 +289,43 @@ func ensureBuilt(ctx context.Context, part, given string, res *Results, logf fun
 		return err
 	}
 	res.Built = &built
+	return nil
+}
+
+// writeResults writes results.json.
+func writeResults(path string, res *Results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// carryOver takes the parts this run skipped from an earlier results
+// file, so that a run of one part leaves the others' numbers in the
+// report, each said to come from that run. The collector sweep (-gc) is
+// always carried: no full run measures it.
+func carryOver(res *Results, from string, skipped map[string]bool) error {
+	old, err := readResults(from)
+	if err != nil {
+		return fmt.Errorf("-keep: %v", err)
+	}
+	var kept []string
+	if skipped["micro"] && len(old.Micro) > 0 {
+		res.Micro, kept = old.Micro, append(kept, "micro")
+	}
+	if skipped["history"] && old.History != nil {
+		res.History, kept = old.History, append(kept, "history")
+	}
+	if skipped["goodput"] && len(old.Goodput) > 0 {
+		res.Goodput, kept = old.Goodput, append(kept, "goodput")
+	}
+	if res.GCSweep == nil && old.GCSweep != nil {
+		res.GCSweep, kept = old.GCSweep, append(kept, "the collector sweep (-gc, "+old.GCSweep.Date+")")
+	}
+	if len(kept) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Not measured in this run, carried over from %s as earlier runs left it: %s.", from, strings.Join(kept, ", ")))
+	}
 	return nil
 }
 

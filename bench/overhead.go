@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/subpool/subpool/internal/config"
 )
 
 // overheadConfig sizes the black-box phase.
@@ -214,7 +216,34 @@ type Mem struct {
 	// After is the RSS a minute after the last round's streams ended, with
 	// nothing in flight (subpool only: whether memory goes back).
 	After int64 `json:"after_rss_bytes,omitempty"`
+	// AfterJSON is the RSS of the process the JSON rounds ran on, right
+	// after them (concurrency 1, 32 and the 256 KiB bodies).
+	AfterJSON int64 `json:"after_json_rss_bytes,omitempty"`
+	// Upload is subpool's RSS around a chunked upload past max_body,
+	// after the last round's minute (issue 27).
+	Upload *Upload `json:"upload,omitempty"`
 }
+
+// Upload is a chunked request body larger than max_body sent to subpool:
+// its answer, and the RSS before it, at its peak, and uploadSettle after.
+type Upload struct {
+	Bytes   int   `json:"bytes"`
+	MaxBody int64 `json:"max_body"`
+	Status  int   `json:"status"`
+	Before  int64 `json:"before_rss_bytes"`
+	Peak    int64 `json:"peak_rss_bytes"`
+	After   int64 `json:"after_rss_bytes"`
+	Settle  int   `json:"after_seconds"`
+}
+
+// The upload of issue 27: 50 MB with no length, over the default max_body
+// (the bench's homes set none). uploadSettle is long enough for the
+// idle watcher's three checks 5 s apart (daemon/idlemem.go).
+const (
+	uploadBytes  = 50_000_000
+	uploadLimit  = config.DefaultMaxBody
+	uploadSettle = 20 * time.Second
+)
 
 // jsonCases are the JSON rows: small requests at concurrency 1 and 32,
 // and at concurrency 1 a request carrying 256 KiB of conversation.
@@ -342,6 +371,14 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	rounds, cpu, err := x.jsonRounds()
 	if err != nil {
 		return nil, err
+	}
+	// Issue 27: what each proxy holds right after that load.
+	for _, a := range arms.all[1:] {
+		if v, err := a.proc.rss(); err == nil {
+			m := o.Memory[a.name]
+			m.AfterJSON = v
+			o.Memory[a.name] = m
+		}
 	}
 	x.cpuPerRequest(cpu)
 	x.jsonMedians(rounds)
@@ -655,10 +692,12 @@ func (x *overheadRun) memory() error {
 				}
 			})
 			after := int64(0)
+			var up *Upload
 			if a.name == "subpool" && r == cfg.MemRounds-1 {
 				// Issue 27: a minute after a load, memory goes back.
 				time.Sleep(afterLoad)
 				after, _ = a.proc.rss()
+				up = uploadPastLimit(a, logf)
 			}
 			stop()
 			bad, why := 0, ""
@@ -678,6 +717,9 @@ func (x *overheadRun) memory() error {
 			if after > 0 {
 				m.After = after
 			}
+			if up != nil {
+				m.Upload = up
+			}
 			o.Memory[a.name] = m
 			per[a.name] = append(per[a.name], float64(peak-base)/float64(cfg.MemStreams))
 		}
@@ -690,6 +732,39 @@ func (x *overheadRun) memory() error {
 		o.Memory[name] = m
 	}
 	return nil
+}
+
+// uploadPastLimit sends subpool a chunked body over max_body and samples
+// its RSS before, during (every 100 ms) and uploadSettle after the answer.
+func uploadPastLimit(a *arm, logf func(string, ...any)) *Upload {
+	u := &Upload{Bytes: uploadBytes, MaxBody: uploadLimit, Settle: int(uploadSettle / time.Second)}
+	u.Before, _ = a.proc.rss()
+	u.Peak = u.Before
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		if u.Status, err = a.upload(uploadBytes); err != nil {
+			logf("  memory: the %d-byte upload: %v", uploadBytes, err)
+		}
+	}()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for sampling := true; sampling; {
+		select {
+		case <-done:
+			sampling = false
+		case <-t.C:
+		}
+		if v, err := a.proc.rss(); err == nil {
+			u.Peak = max(u.Peak, v)
+		}
+	}
+	time.Sleep(uploadSettle)
+	u.After, _ = a.proc.rss()
+	logf("  memory: a %d MB chunked upload answered %d; subpool's RSS %s before, %s at the peak, %s %s after",
+		uploadBytes/1e6, u.Status, mib(u.Before), mib(u.Peak), mib(u.After), uploadSettle)
+	return u
 }
 
 // freshArm starts a new bare proxy or `subpool serve` (as startArms does)

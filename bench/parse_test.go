@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -45,5 +46,29 @@ func TestMedianIgnoresNaN(t *testing.T) {
 	}
 	if m := median(nil); !math.IsNaN(m) {
 		t.Errorf("median of nothing = %v, want NaN", m)
+	}
+}
+
+// The collector's trace line gives its cycle's CPU, every phase added.
+func TestGCTraceCPU(t *testing.T) {
+	us, ok := gcTraceCPU("gc 52 @6.269s 3%: 2.3+15+0.11 ms clock, 4.6+0.86/5.3/0+0.22 ms cpu, 9->10->5 MB, 10 MB goal, 0 MB stacks, 0 MB globals, 2 P")
+	if !ok || us != 10980 {
+		t.Errorf("got %d µs, %v; want 10980", us, ok)
+	}
+	for _, l := range []string{"subpool: listening on http://127.0.0.1:1", "gc 1 @0.1s 0%: broken", "gc 3 @1s 1%: 1+2+3 ms clock, x+1/2/3+4 ms cpu, 4->4->1 MB"} {
+		if _, ok := gcTraceCPU(l); ok {
+			t.Errorf("%q read as a collection", l)
+		}
+	}
+}
+
+// A value that was not measured (NaN, written null) reads back as NaN.
+func TestNumRoundTrip(t *testing.T) {
+	var v struct{ A, B num }
+	if err := json.Unmarshal([]byte(`{"A":null,"B":1.25}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(v.A)) || v.B != 1.25 {
+		t.Errorf("got %v, %v", v.A, v.B)
 	}
 }

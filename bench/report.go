@@ -47,6 +47,10 @@ func report(r *Results) string {
 	if o := r.Overhead; o != nil {
 		overheadSection(p, r, o)
 	}
+	if r.GCSweep != nil && r.Overhead == nil {
+		gcSweepSection(p, r.GCSweep)
+		p("\n")
+	}
 	if len(r.Repeats) > 0 {
 		spreadTable(p, r)
 	}
@@ -189,6 +193,9 @@ func overheadSection(p printer, r *Results, o *Overhead) {
 		throughputTable(p, o)
 	}
 	sseAndMemory(p, o)
+	if r.GCSweep != nil {
+		gcSweepSection(p, r.GCSweep)
+	}
 	servedDetail(p, r, o)
 }
 

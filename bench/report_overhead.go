@@ -49,10 +49,72 @@ func sseAndMemory(p printer, o *Overhead) {
 	p("| RSS before the streams: a process started for the round, idle a second (no forced GC: the served binary has no hook for one) | %s | %s |\n", mib(mb.Base), mib(ms.Base))
 	p("| peak RSS with %d slow streams open | %s | %s |\n", ms.Streams, mib(mb.Peak), mib(ms.Peak))
 	p("| per stream (median of rounds) | %s | %s |\n", kib(mb.PerStream), kib(ms.PerStream))
+	if ms.After > 0 {
+		p("| a minute after the last round's streams ended | | %s |\n", mib(ms.After))
+	}
+	if mb.AfterJSON > 0 && ms.AfterJSON > 0 {
+		p("| RSS right after the JSON rounds (concurrency 1 and 32, 256 KiB bodies), the processes of the phases above | %s | %s |\n", mib(mb.AfterJSON), mib(ms.AfterJSON))
+	}
+	if u := ms.Upload; u != nil {
+		p("| then a %d MB chunked upload past max_body (%s), answered %d: RSS before, at its peak, %d s after | | %s, %s, %s |\n",
+			u.Bytes/1e6, mib(u.MaxBody), u.Status, u.Settle, mib(u.Before), mib(u.Peak), mib(u.After))
+	}
 	if s := o.ServedIdle; s != nil {
 		p("\n`subpool serve` at start: %s anonymous (heap, stacks), %s file-backed (the binary's and shared libraries' pages).\n",
 			mib(s.Anon), mib(s.File))
 	}
+}
+
+// gcSweepSection tables the collector settings -gc tried: CPU beside RSS.
+func gcSweepSection(p printer, sw *GCSweep) {
+	p("\n### Collector settings: CPU beside RSS\n\n")
+	p("`go run ./bench -gc default,100,…` (%s%s, %d rounds): one `subpool serve` per setting, GOGC and GOMEMLIMIT in its\n", sw.Date, revNote(sw.Rev), sw.Rounds)
+	p("environment (tuneGC leaves a set one alone), beside the bare proxy, %s. CPU is /proc/PID/stat over the\n", sw.Load)
+	p("concurrency-32 loops; GC CPU the collector's own account of its cycles in them (GODEBUG=gctrace=1), the part the\n")
+	p("settings change. Ratios are taken round by round against the bare proxy of the same round; medians, with the lowest\n")
+	p("and highest round. The bare proxy: CPU %.0f µs per request, RSS %s.\n\n", float64(sw.Bare.CPU), mib(sw.Bare.RSS))
+	p("| setting | CPU per request | × bare (lowest–highest) | GC CPU per request (lowest–highest) | RSS after | × bare (lowest–highest) | |\n")
+	p("|---|--:|--:|--:|--:|--:|---|\n")
+	for _, r := range sw.Rows {
+		mark := ""
+		switch {
+		case r.Chosen:
+			mark = "**chosen**: RSS ≤ 1.5× bare at the least GC CPU"
+		case float64(r.RSSRatio) <= float64(sw.RSSGoal):
+			mark = "RSS ≤ 1.5× bare"
+		}
+		p("| %s | %.0f µs | %.2f× (%.2f–%.2f) | %.1f µs (%.1f–%.1f) | %s | %.2f× (%.2f–%.2f) | %s |\n", r.Setting,
+			float64(r.CPU), float64(r.CPURatio), float64(r.CPULo), float64(r.CPUHi), float64(r.GCCPU), float64(r.GCCPULo), float64(r.GCCPUHi),
+			mib(r.RSS), float64(r.RSSRatio), float64(r.RSSLo), float64(r.RSSHi), mark)
+	}
+	var least, own *GCRow
+	for i, r := range sw.Rows {
+		if least == nil || r.RSS < least.RSS {
+			least = &sw.Rows[i]
+		}
+		if r.Setting == (GCSetting{}) {
+			own = &sw.Rows[i]
+		}
+	}
+	chosen := false
+	for _, r := range sw.Rows {
+		chosen = chosen || r.Chosen
+	}
+	if !chosen && least != nil {
+		p("\nNo setting tried holds RSS ≤ %.1f× bare. The least RSS, %s with %s, cost %.1f µs of collector CPU per request",
+			float64(sw.RSSGoal), mib(least.RSS), least.Setting, float64(least.GCCPU))
+		if own != nil {
+			p(" against %.1f µs for serve's own (%s)", float64(own.GCCPU), mib(own.RSS))
+		}
+		p(": the rest of the RSS is the binary's code, touched once it has served, and the live heap, not the collector.\n")
+	}
+}
+
+func revNote(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	return ", the binary at " + rev
 }
 
 // servedDetail shows system calls and the CPU profiles, bare beside

@@ -56,6 +56,19 @@ func (n num) MarshalJSON() ([]byte, error) {
 	return []byte(formatFloat(f)), nil
 }
 
+// UnmarshalJSON reads null back as NaN, so that results rewritten from a
+// file (-from, -keep, -gc) judge what was measured: a round with no value
+// is not a round of 0.
+func (n *num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = num(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	*n = num(f)
+	return err
+}
+
 func formatFloat(f float64) string {
 	switch a := math.Abs(f); {
 	case a >= 1000:
