@@ -529,6 +529,20 @@ func (x *overheadRun) profile() {
 			o.Profiles[a.name] = p
 			logf("  profile: %s (perf report -i %s)", p.File, p.File)
 		}
+		// Issue 27: where 256 streams spend the proxies' time, per chunk
+		// as much as per request.
+		for _, a := range arms.all[1:] {
+			wave := func() { a.wave(256, false, sseInterval, nil) }
+			name := a.name + "-n256"
+			p, err := perfProfileOf(a, cfg.Profile, name, wave, func() { wave(); wave() })
+			if err != nil {
+				o.Warnings = append(o.Warnings, fmt.Sprintf("profile of %s: %v", name, err))
+				logf("  profile of %s: %v", name, err)
+				continue
+			}
+			o.Profiles[name] = p
+			logf("  profile: %s (perf report -i %s)", p.File, p.File)
+		}
 	}
 }
 
@@ -763,7 +777,7 @@ func uploadPastLimit(a *arm, logf func(string, ...any)) *Upload {
 	time.Sleep(uploadSettle)
 	u.After, _ = a.proc.rss()
 	logf("  memory: a %d MB chunked upload answered %d; subpool's RSS %s before, %s at the peak, %s %s after",
-		uploadBytes/1e6, u.Status, mib(u.Before), mib(u.Peak), mib(u.After), uploadSettle)
+		u.Bytes/1_000_000, u.Status, mib(u.Before), mib(u.Peak), mib(u.After), uploadSettle)
 	return u
 }
 

@@ -42,13 +42,19 @@ const profTop = 15
 
 // perfProfile samples a's process while a closed loop at 32 runs for dur.
 func perfProfile(a *arm, dir string, dur time.Duration) (Prof, error) {
+	load := func() { a.closedLoop(32, 0, dur) }
+	return perfProfileOf(a, dir, a.name, func() { a.closedLoop(32, 0, time.Second) }, load)
+}
+
+// perfProfileOf samples a's process while load runs, into dir/name.perf.data.
+// perf -p follows the threads that exist when it attaches: warm runs
+// first, so the runtime has started the threads it serves the load with.
+func perfProfileOf(a *arm, dir, name string, warm, load func()) (Prof, error) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		return Prof{}, errors.New("perf is not installed (apt-get install linux-perf)")
 	}
-	// perf -p follows the threads that exist when it attaches: load first,
-	// so the runtime has started the threads it serves this load with.
-	a.closedLoop(32, 0, time.Second)
-	file := filepath.Join(dir, a.name+".perf.data")
+	warm()
+	file := filepath.Join(dir, name+".perf.data")
 	cmd := exec.Command("perf", "record", "-e", "cpu-clock", "-F", "997", "-g", "-o", file,
 		"-p", strconv.Itoa(a.proc.pid()))
 	out := &tailBuffer{max: 10}
@@ -57,7 +63,7 @@ func perfProfile(a *arm, dir string, dur time.Duration) (Prof, error) {
 		return Prof{}, err
 	}
 	time.Sleep(300 * time.Millisecond) // perf attaches
-	a.closedLoop(32, 0, dur)
+	load()
 	cmd.Process.Signal(syscall.SIGINT)
 	// perf exits by the signal it was asked to stop with: not a failure
 	// when it wrote its data.

@@ -53,7 +53,7 @@ func sseAndMemory(p printer, o *Overhead) {
 		p("| a minute after the last round's streams ended | | %s |\n", mib(ms.After))
 	}
 	if mb.AfterJSON > 0 && ms.AfterJSON > 0 {
-		p("| RSS right after the JSON rounds (concurrency 1 and 32, 256 KiB bodies), the processes of the phases above | %s | %s |\n", mib(mb.AfterJSON), mib(ms.AfterJSON))
+		p("| RSS right after the JSON rounds (concurrency 1 and 32, 256 KiB bodies), on the processes that served them | %s | %s |\n", mib(mb.AfterJSON), mib(ms.AfterJSON))
 	}
 	if u := ms.Upload; u != nil {
 		p("| then a %d MB chunked upload past max_body (%s), answered %d: RSS before, at its peak, %d s after | | %s, %s, %s |\n",
@@ -148,22 +148,18 @@ func servedDetail(p printer, r *Results, o *Overhead) {
 		p("\n### CPU profile under load\n\n`perf record -e cpu-clock -g -p PID` for 3 s of the concurrency-32 loop, on each proxy; `perf report\n")
 		p("--sort symbol`, functions over 0.5 %% of samples. Flat is the function's own share, cum includes what it calls.\n")
 		p("The files are in `bench/out/` (`perf report -i bench/out/subpool.perf.data`).\n")
-		for _, kind := range []string{"flat", "cum"} {
-			b, s := o.Profiles["bare"], o.Profiles["subpool"]
-			p("\n| %s: bare (%d samples) | %% | subpool (%d samples) | %% |\n|---|--:|---|--:|\n", kind, b.Samples, s.Samples)
-			br, sr := b.Flat, s.Flat
-			if kind == "cum" {
-				br, sr = b.Cum, s.Cum
-			}
-			for i := range max(len(br), len(sr)) {
-				var c [4]string
-				if i < len(br) {
-					c[0], c[1] = "`"+br[i].Func+"`", fmt.Sprintf("%.1f", br[i].Pct)
+		profTables(p, o.Profiles["bare"], o.Profiles["subpool"], []string{"flat", "cum"})
+		if b, ok := o.Profiles["bare-n256"]; ok {
+			s := o.Profiles["subpool-n256"]
+			p("\n#### Under 256 streams\n\nThe same, for two waves of 256 streams (64 deltas at 20 ms each) on each proxy: where the time of the\n")
+			p("256-stream rows goes, per chunk (the relay's reads, writes and flushes) and per request.\n")
+			profTables(p, b, s, []string{"flat", "cum"})
+			if len(s.Own) > 0 {
+				var rows []string
+				for _, r := range s.Own[:min(len(s.Own), 16)] {
+					rows = append(rows, fmt.Sprintf("`%s` %.1f %%", strings.TrimPrefix(r.Func, "github.com/subpool/subpool/"), r.Pct))
 				}
-				if i < len(sr) {
-					c[2], c[3] = "`"+sr[i].Func+"`", fmt.Sprintf("%.1f", sr[i].Pct)
-				}
-				p("| %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3])
+				p("\nsubpool's own functions under 256 streams, cum: %s.\n", strings.Join(rows, ", "))
 			}
 		}
 	}
@@ -179,6 +175,27 @@ func servedDetail(p printer, r *Results, o *Overhead) {
 		p("\nWarning: %s\n", w)
 	}
 	p("\n")
+}
+
+// profTables sets two perf profiles side by side, one table per kind.
+func profTables(p printer, b, s Prof, kinds []string) {
+	for _, kind := range kinds {
+		p("\n| %s: bare (%d samples) | %% | subpool (%d samples) | %% |\n|---|--:|---|--:|\n", kind, b.Samples, s.Samples)
+		br, sr := b.Flat, s.Flat
+		if kind == "cum" {
+			br, sr = b.Cum, s.Cum
+		}
+		for i := range max(len(br), len(sr)) {
+			var c [4]string
+			if i < len(br) {
+				c[0], c[1] = "`"+br[i].Func+"`", fmt.Sprintf("%.1f", br[i].Pct)
+			}
+			if i < len(sr) {
+				c[2], c[3] = "`"+sr[i].Func+"`", fmt.Sprintf("%.1f", sr[i].Pct)
+			}
+			p("| %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3])
+		}
+	}
 }
 
 // spreadTable shows each overhead target's value in every run.

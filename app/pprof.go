@@ -1,0 +1,44 @@
+//go:build pprof
+
+package app
+
+import (
+	"log"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"runtime"
+	"strconv"
+)
+
+// A binary built with -tags pprof serves the runtime's profiles on
+// SUBPOOL_PPROF (an address such as 127.0.0.1:6060) when it is set, to
+// profile `subpool serve` as the bench runs it (issue 27: where 256
+// streams spend their time). Off the tag none of this is compiled in: the
+// binary a user runs carries no profiling endpoint.
+//
+// SUBPOOL_PPROF_BLOCK and SUBPOOL_PPROF_MUTEX, when set, are the block
+// profile's rate (ns) and the mutex profile's fraction; both cost time on
+// every contended wait, so they are off unless asked for.
+func init() {
+	addr := os.Getenv("SUBPOOL_PPROF")
+	if addr == "" {
+		return
+	}
+	if n, err := strconv.Atoi(os.Getenv("SUBPOOL_PPROF_BLOCK")); err == nil {
+		runtime.SetBlockProfileRate(n)
+	}
+	if n, err := strconv.Atoi(os.Getenv("SUBPOOL_PPROF_MUTEX")); err == nil {
+		runtime.SetMutexProfileFraction(n)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	go func() {
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			log.Printf("subpool: pprof on %s: %v", addr, err)
+		}
+	}()
+}
