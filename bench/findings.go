@@ -342,7 +342,7 @@ func largeRequests(r *Results) string {
 	}
 	b.WriteString(". What is left is the read itself, needed because every attempt must be able to resend the body: `readBody` reads it whole before the first attempt")
 	if m, ok := microNamed(r.Micro, "ReadBody"); ok {
-		fmt.Fprintf(&b, " (`BenchmarkMicroReadBody`: %.2f ms, %.0f KiB allocated with the test request itself: one buffer of the length Content-Length gives, where `io.ReadAll` grew one by doubling; a chunked body is still read that way, bounded)", float64(m.NsOp)/1e6, float64(m.BytesOp)/1024)
+		fmt.Fprintf(&b, " (`BenchmarkMicroReadBody`: %.2f ms, %.0f KiB allocated with the test request itself: one buffer of the length Content-Length gives, where `io.ReadAll` grew one by doubling; a chunked body in blocks joined once, refused as soon as it passes max_body)", float64(m.NsOp)/1e6, float64(m.BytesOp)/1024)
 	}
 	b.WriteString(", so the upstream gets the body only once the client has sent all of it, where the bare proxy passes it on as it arrives.")
 	return b.String()
