@@ -1,10 +1,7 @@
 package codeassist
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/subpool/subpool/internal/realclients"
@@ -62,23 +59,9 @@ func TestSetupIsGeminiCLIs(t *testing.T) {
 // begins; the same code sits in more than one chunk).
 func geminiChunks(t *testing.T, marker string) []string {
 	t.Helper()
-	dir, err := realclients.Package("@google/gemini-cli")
+	out, err := realclients.BundleFiles("@google/gemini-cli", marker)
 	if err != nil {
 		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "bundle", "*.js"))
-	var out []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(b), marker) {
-			out = append(out, string(b))
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no file of %s/bundle holds %q; reinstall the real clients, or find where the new release put it", dir, marker)
 	}
 	return out
 }

@@ -66,6 +66,32 @@ func Package(name string) (string, error) {
 	return filepath.Join(d, "node_modules", filepath.FromSlash(name)), nil
 }
 
+// BundleFiles returns the text of every bundle/*.js file of the installed
+// npm package pkg that holds marker. esbuild names a source file in a
+// comment where its code begins, and the same code may sit in more than
+// one chunk; fidelity tests read protocol facts there.
+func BundleFiles(pkg, marker string) ([]string, error) {
+	dir, err := Package(pkg)
+	if err != nil {
+		return nil, err
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "bundle", "*.js"))
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(string(b), marker) {
+			out = append(out, string(b))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no file of %s/bundle holds %q; reinstall the real clients, or find where the new release put it", dir, marker)
+	}
+	return out, nil
+}
+
 // Bin returns the path of an installed command (claude, codex, gemini, opencode).
 func Bin(name string) (string, error) {
 	d, err := Dir()
