@@ -89,21 +89,10 @@ func (p *Pool) outageProbe(req PickRequest, list []*cred, now time.Time) (slot t
 // so a request refused for want of one wakes for it. One timer per
 // provider. Requires p.mu; slot is after now.
 func (p *Pool) armSlot(pr *provider, slot, now time.Time) {
-	if pr.slotTimer != nil {
-		if pr.slotAt.Equal(slot) {
-			return
-		}
-		pr.slotTimer.Stop()
+	if pr.slotWake.timer != nil && pr.slotWake.at.Equal(slot) {
+		return
 	}
-	pr.slotAt = slot
-	pr.slotTimer = p.clk.AfterFunc(max(slot.Sub(now), 1), func() {
-		p.mu.Lock()
-		if pr.slotAt.Equal(slot) {
-			pr.slotTimer = nil
-			p.wakeLocked()
-		}
-		p.mu.Unlock()
-	})
+	pr.slotWake.arm(p, slot, now)
 }
 
 // endGuessed ends the guessed cooldowns that kept the probed credential c

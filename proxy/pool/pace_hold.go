@@ -132,21 +132,10 @@ func (p *Pool) armPace(list []*cred, model string, now time.Time) {
 	if at.IsZero() {
 		return
 	}
-	if p.paceTimer != nil {
-		if !at.Before(p.paceAt) && now.Before(p.paceAt) {
-			return // an earlier wake-up is armed
-		}
-		p.paceTimer.Stop()
+	if w := &p.paceWake; w.timer != nil && !at.Before(w.at) && now.Before(w.at) {
+		return // an earlier wake-up is armed
 	}
-	p.paceAt = at
-	p.paceTimer = p.clk.AfterFunc(max(at.Sub(now), 1), func() {
-		p.mu.Lock()
-		if p.paceAt.Equal(at) {
-			p.paceTimer = nil
-			p.wakeLocked()
-		}
-		p.mu.Unlock()
-	})
+	p.paceWake.arm(p, at, now)
 }
 
 // paceWords says why a paced credential waits, for Unavailable.Reasons.

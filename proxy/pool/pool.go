@@ -172,10 +172,9 @@ type Pool struct {
 	seq      uint64 // counts leases; orders credentials by last use
 	onChange func()
 	ready    chan struct{} // handed out by Changed, closed by wakeLocked
-	// paceTimer wakes waiters at paceAt, the earliest slot of a paced
-	// credential a refused Pick met (pace.go).
-	paceAt    time.Time
-	paceTimer clock.Timer
+	// paceWake wakes waiters at the earliest slot of a paced credential
+	// a refused Pick met (pace.go).
+	paceWake wakeAt
 }
 
 // cred is one credential and everything the pool tracks about it. Guarded
@@ -237,9 +236,9 @@ type provider struct {
 	cool   *cooldown // provider-wide: one entry, however many credentials it blocks
 	ladder ladderMem
 	// probeAt is when the last probe of a guessed outage went (outage.go);
-	// slotTimer wakes waiters at slotAt, the next one's time.
-	probeAt, slotAt time.Time
-	slotTimer       clock.Timer
+	// slotWake wakes waiters at the next one's time.
+	probeAt  time.Time
+	slotWake wakeAt
 	// pace is the provider-wide learned pace of an egress provider
 	// (pace.go), met the successes it starts from.
 	pace *pacer
