@@ -186,6 +186,9 @@ func (rn *run) copyJSON(resp *http.Response, stream bool, rc *http.ResponseContr
 	var kept bytes.Buffer
 	src := io.Reader(resp.Body)
 	if resp.ContentLength <= maxMetered {
+		if resp.ContentLength > 0 {
+			kept.Grow(int(resp.ContentLength)) // one buffer, not a doubling series
+		}
 		src = io.TeeReader(resp.Body, &limitedBuffer{b: &kept, n: maxMetered})
 	}
 	err := rn.copyBody(src, stream, rc)

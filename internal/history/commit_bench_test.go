@@ -16,9 +16,10 @@ func BenchmarkCommitRow(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	rows := make([]api.Event, batchRows)
+	rows := make([]*api.Event, batchRows)
 	for i := range rows {
-		rows[i] = finished(time.Now(), "claude-sonnet-4-5")
+		e := finished(time.Now(), "claude-sonnet-4-5")
+		rows[i] = &e
 		rows[i].InputTokens, rows[i].OutputTokens = 1200, int64(300+i)
 		rows[i].CredentialID, rows[i].Label, rows[i].CredentialKind = "k1", "work", api.KindAPIKey
 	}

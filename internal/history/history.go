@@ -74,8 +74,8 @@ type DB struct {
 	o      Options
 	prices *prices
 
-	queue   chan api.Event
-	full    chan struct{} // batchRows are queued: commit without waiting (writer.go)
+	queue   chan *api.Event // pointers: Queue whole events would hold 2 MiB from the start
+	full    chan struct{}   // batchRows are queued: commit without waiting (writer.go)
 	syncReq chan chan error
 	stop    chan struct{}
 	done    chan struct{}
@@ -99,6 +99,11 @@ type DB struct {
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
+	// SQLite's page cache (2 MiB a connection by default) lives outside
+	// the Go heap and stays full once the writer has filled it: 256 KiB
+	// holds the pages an append touches (the table's and indexes' right
+	// edges), and the OS caches the file for the scans a query makes.
+	q.Add("_pragma", "cache_size(-256)")
 	if readOnly {
 		q.Add("mode", "ro")
 	} else {
@@ -141,7 +146,7 @@ func Open(path string, o Options) (*DB, error) {
 	os.Chmod(path, 0o600)
 	d := &DB{
 		path: path, sql: sdb, o: o, prices: newPrices(o.Prices),
-		queue:   make(chan api.Event, o.Queue),
+		queue:   make(chan *api.Event, o.Queue),
 		full:    make(chan struct{}, 1),
 		syncReq: make(chan chan error),
 		stop:    make(chan struct{}),
@@ -202,7 +207,7 @@ func (d *DB) Emit(e api.Event) {
 	}
 	e.Snapshot = nil
 	select {
-	case d.queue <- e:
+	case d.queue <- &e:
 		d.nudge()
 	default:
 		d.dropped.Add(1)

@@ -52,13 +52,13 @@ func (d *DB) writeLoop() {
 	d.prune()
 	prune := d.o.Clock.NewTimer(pruneEvery)
 	defer prune.Stop()
-	batch := make([]api.Event, 0, batchRows)
+	batch := make([]*api.Event, 0, batchRows)
 	gather := time.NewTimer(batchEvery)
 	gather.Stop()
 	defer gather.Stop()
 	gathering := false
 	var acks []chan error
-	var retry []api.Event // rows a failed commit left, tried again first
+	var retry []*api.Event // rows a failed commit left, tried again first
 	flush := func() {
 		d.drain(&batch)
 		if len(retry) > 0 {
@@ -75,7 +75,7 @@ func (d *DB) writeLoop() {
 			clear(batch) // let the rows' strings be collected while the writer idles
 			batch = batch[:0]
 		} else {
-			batch = make([]api.Event, 0, batchRows)
+			batch = make([]*api.Event, 0, batchRows)
 		}
 		for _, a := range acks {
 			a <- err
@@ -127,7 +127,7 @@ func (d *DB) nudge() {
 	}
 }
 
-func (d *DB) drain(batch *[]api.Event) {
+func (d *DB) drain(batch *[]*api.Event) {
 	for {
 		select {
 		case e := <-d.queue:
@@ -144,7 +144,7 @@ func (d *DB) drain(batch *[]api.Event) {
 // would check every argument and copy them all into a new
 // []driver.NamedValue on every Exec, about a tenth of the writer's CPU per
 // row (BenchmarkCommitRow).
-func (d *DB) commit(rows []api.Event) error {
+func (d *DB) commit(rows []*api.Event) error {
 	drops := d.dropped.Load()
 	if len(rows) == 0 && drops == d.droppedSaved {
 		return nil
@@ -181,7 +181,7 @@ type driverConn interface {
 	driver.ExecerContext
 }
 
-func (d *DB) commitOn(ctx context.Context, c driverConn, rows []api.Event, drops int64) error {
+func (d *DB) commitOn(ctx context.Context, c driverConn, rows []*api.Event, drops int64) error {
 	tx, err := c.BeginTx(ctx, driver.TxOptions{})
 	if err != nil {
 		return err
@@ -235,7 +235,7 @@ func (w *writer) close() {
 
 // insert writes rows insertRows at a time and the rest in chunks of
 // falling powers of two, so that a batch of any size takes a few Execs.
-func (d *DB) insert(ctx context.Context, c driverConn, rows []api.Event) error {
+func (d *DB) insert(ctx context.Context, c driverConn, rows []*api.Event) error {
 	args := d.w.args
 	for n := insertRows; len(rows) > 0; n /= 2 {
 		if len(rows) < n {
@@ -290,7 +290,7 @@ const rowColumns = 22
 // rowArgs appends e's column values to args, numbered from len(args)+1.
 // Nothing converts them on the way to the driver, which takes only
 // int64, float64, string and nil here: not int, nor sql.NullFloat64.
-func (d *DB) rowArgs(args []driver.NamedValue, e api.Event) []driver.NamedValue {
+func (d *DB) rowArgs(args []driver.NamedValue, e *api.Event) []driver.NamedValue {
 	label, kind := e.Label, e.CredentialKind
 	if (label == "" || kind == "") && e.CredentialID != "" && d.o.Lookup != nil {
 		l, k := d.o.Lookup(e.CredentialID)
@@ -353,7 +353,7 @@ const maxHeld = 4096
 // failedBatch keeps the rows of a commit that failed for the next one,
 // up to maxHeld (the oldest past that are lost and counted), and says the
 // cause once, when the writes start failing. Writer goroutine only.
-func (d *DB) failedBatch(rows []api.Event, err error) []api.Event {
+func (d *DB) failedBatch(rows []*api.Event, err error) []*api.Event {
 	if n := len(rows) - maxHeld; n > 0 {
 		d.failed.Add(int64(n))
 		rows = rows[n:]

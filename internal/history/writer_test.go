@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"sync"
@@ -75,12 +76,40 @@ func TestWriteFailuresAreKeptCountedAndSaid(t *testing.T) {
 // Past maxHeld, the oldest kept rows are lost and counted.
 func TestHeldRowsAreBounded(t *testing.T) {
 	d := open(t, Options{})
-	rows := make([]api.Event, maxHeld+3)
+	rows := make([]*api.Event, maxHeld+3)
+	for i := range rows {
+		rows[i] = &api.Event{ID: uint64(i)}
+	}
 	kept := d.failedBatch(rows, errors.New("disk I/O error"))
-	if len(kept) != maxHeld || d.Failed() != 3 || d.Held() != maxHeld {
+	if len(kept) != maxHeld || kept[0].ID != 3 || d.Failed() != 3 || d.Held() != maxHeld {
 		t.Fatalf("kept %d, failed %d, held %d", len(kept), d.Failed(), d.Held())
 	}
 	if p := d.Problem(); !strings.Contains(p, "disk I/O error") {
 		t.Fatalf("problem %q", p)
+	}
+}
+
+// The page cache is what SQLite keeps outside the Go heap for good; every
+// connection of the pool gets the small one, not just the first.
+func TestPageCacheIsSmall(t *testing.T) {
+	d := open(t, Options{})
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := d.sql.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var kib int
+		if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&kib); err != nil {
+			t.Fatal(err)
+		}
+		if kib != -256 {
+			t.Fatalf("connection %d: cache_size %d, want -256 (KiB)", i, kib)
+		}
 	}
 }
