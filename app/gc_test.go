@@ -12,7 +12,9 @@ func TestTuneGCKeepsTheUsersGOGC(t *testing.T) {
 
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	debug.SetGCPercent(100)
+	// Neither the runtime's defaults (100, no limit) nor serve's: a tuneGC
+	// that did nothing must show.
+	debug.SetGCPercent(37)
 	debug.SetMemoryLimit(math.MaxInt64)
 	tuneGC()
 	if got := debug.SetGCPercent(100); got != serveGCPercent {

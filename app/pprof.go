@@ -20,10 +20,16 @@ import (
 // SUBPOOL_PPROF_BLOCK and SUBPOOL_PPROF_MUTEX, when set, are the block
 // profile's rate (ns) and the mutex profile's fraction; both cost time on
 // every contended wait, so they are off unless asked for.
+// SUBPOOL_PPROF_MEMRATE is the heap profile's sampling rate in bytes (1
+// records every allocation): the default 512 KiB sees a heap of a few MiB
+// in coarse lumps.
 func init() {
 	addr := os.Getenv("SUBPOOL_PPROF")
 	if addr == "" {
 		return
+	}
+	if n, err := strconv.Atoi(os.Getenv("SUBPOOL_PPROF_MEMRATE")); err == nil && n > 0 {
+		runtime.MemProfileRate = n
 	}
 	if n, err := strconv.Atoi(os.Getenv("SUBPOOL_PPROF_BLOCK")); err == nil {
 		runtime.SetBlockProfileRate(n)

@@ -177,7 +177,7 @@ subpool, %s for the bare proxy.
 (`+"`peekStream`"+`), is gone: the reader that peeks is the one that relays. **Left:** nothing proposed. The figure is
 RSS with no forced GC in either arm, taken on processes started for the round (before, the processes that had
 served the latency and SSE phases gave 0.1× to 2.5× from one run to the next: the streams filled the heap those
-phases had grown). `+"`subpool serve`"+` lets its heap grow to five times the live data (GOGC 400 unless set,
+phases had grown). `+"`subpool serve`"+` lets its heap grow to twice the live data (GOGC 100 unless set,
 app/cli.go `+"`serveGCPercent`"+`), so garbage not yet collected counts as memory per stream; with `+"`-repeat`"+`,
 compare the runs in the spread table before reading a miss as the streams' own memory.`, kib(o.Memory["subpool"].PerStream), kib(o.Memory["bare"].PerStream))
 }
