@@ -78,7 +78,10 @@ least CPU under issue 27's 1.5× the bare proxy. That bound was reached by holdi
 collecting more often: history's queue of 4,096 whole events (2 MiB from the start) became a queue of pointers,
 its batch too, and SQLite's page cache, outside the Go heap and 2 MiB a connection once the writer had filled it,
 is 256 KiB (internal/history ` + "`dsn`" + `); the live heap under load went from about 6 MiB to 2. At 200 the
-collector took about 20 µs a request and RSS was 1.64× bare; at 100 about 46 µs and 1.43×. Then, each measured on its own benchmark and together on the served
+collector took about 20 µs a request and RSS was 1.64× bare; at 100 about 46 µs and 1.43×. That is paid here: the
+26 µs is about a tenth of a request's CPU, and with this machine's two cores saturated at concurrency 32 it shows
+in that load's latency too (the CPU and concurrency-32 rows above; the last full run, at 200 and on a less
+loaded day of this shared box, met both latency rows). Issue 27 weighs the two: on a laptop the memory is the scarcer. Then, each measured on its own benchmark and together on the served
 binary (1.20× bare before, in the 3-run median): the history writer runs its batches on one held driver connection
 with its INSERTs prepared once (database/sql converted and copied every argument: about a quarter less per row);
 the event websocket keeps one JSON encoder per connection and sets the socket's write deadline once per batch

@@ -287,6 +287,9 @@ func gcMain(list, bin, jsonPath, mdPath string, rounds int) error {
 	if err != nil {
 		res = Results{Machine: machine()}
 	}
+	if res.GCSweep != nil {
+		res.Notes = dropCarried(res.Notes, sweepCarried(res.GCSweep))
+	}
 	res.GCSweep = sw
 	res.Targets = judge(&res)
 	if err := writeResults(jsonPath, &res); err != nil {

@@ -45,3 +45,18 @@ func TestChooseGC(t *testing.T) {
 		t.Error("a setting over the goal was chosen")
 	}
 }
+
+// A sweep measured into results that carried the last one takes it off
+// the carried-over note, and leaves the rest of the note and other notes.
+func TestNewSweepIsNoLongerCarried(t *testing.T) {
+	old := &GCSweep{Date: "2026-12-02 07:06 UTC"}
+	notes := []string{"an earlier note", carriedPrefix + "bench/results.json" + carriedMid + "micro, " + sweepCarried(old) + "."}
+	got := dropCarried(notes, sweepCarried(old))
+	want := []string{"an earlier note", carriedPrefix + "bench/results.json" + carriedMid + "micro."}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := dropCarried(want[1:], "micro"); len(got) != 0 {
+		t.Fatalf("nothing left carried: got %q", got)
+	}
+}

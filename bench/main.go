@@ -321,12 +321,45 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 		res.Goodput, kept = old.Goodput, append(kept, "goodput")
 	}
 	if res.GCSweep == nil && old.GCSweep != nil {
-		res.GCSweep, kept = old.GCSweep, append(kept, "the collector sweep (-gc, "+old.GCSweep.Date+")")
+		res.GCSweep, kept = old.GCSweep, append(kept, sweepCarried(old.GCSweep))
 	}
 	if len(kept) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("Not measured in this run, carried over from %s as earlier runs left it: %s.", from, strings.Join(kept, ", ")))
+		res.Notes = append(res.Notes, carriedPrefix+from+carriedMid+strings.Join(kept, ", ")+".")
 	}
 	return nil
+}
+
+const (
+	carriedPrefix = "Not measured in this run, carried over from "
+	carriedMid    = " as earlier runs left it: "
+)
+
+func sweepCarried(sw *GCSweep) string { return "the collector sweep (-gc, " + sw.Date + ")" }
+
+// dropCarried takes part off the carried-over note once it has been
+// measured again (a -gc run into results that carried the last sweep),
+// and the note with it when nothing is left.
+func dropCarried(notes []string, part string) []string {
+	var out []string
+	for _, n := range notes {
+		head, list, ok := strings.Cut(n, carriedMid)
+		if !ok || !strings.HasPrefix(head, carriedPrefix) {
+			out = append(out, n)
+			continue
+		}
+		// A part may hold ", " itself (the sweep's "(-gc, "): it goes whole.
+		list = strings.TrimSuffix(list, ".")
+		switch {
+		case list == part:
+			continue
+		case strings.HasSuffix(list, ", "+part):
+			list = strings.TrimSuffix(list, ", "+part)
+		default:
+			list = strings.Replace(list, part+", ", "", 1)
+		}
+		out = append(out, head+carriedMid+list+".")
+	}
+	return out
 }
 
 // readResults reads a results file that an earlier run wrote.
