@@ -82,7 +82,7 @@ func TestHeldRowsAreBounded(t *testing.T) {
 	}
 	kept := d.failedBatch(rows, errors.New("disk I/O error"))
 	if len(kept) != maxHeld || kept[0].ID != 3 || d.Failed() != 3 || d.Held() != maxHeld {
-		t.Fatalf("kept %d, failed %d, held %d", len(kept), d.Failed(), d.Held())
+		t.Fatalf("kept %d from row %d, failed %d, held %d; want the newest %d", len(kept), kept[0].ID, d.Failed(), d.Held(), maxHeld)
 	}
 	if p := d.Problem(); !strings.Contains(p, "disk I/O error") {
 		t.Fatalf("problem %q", p)
