@@ -81,8 +81,11 @@ func TestHeldRowsAreBounded(t *testing.T) {
 		rows[i] = &api.Event{ID: uint64(i)}
 	}
 	kept := d.failedBatch(rows, errors.New("disk I/O error"))
-	if len(kept) != maxHeld || kept[0].ID != 3 || d.Failed() != 3 || d.Held() != maxHeld {
-		t.Fatalf("kept %d from row %d, failed %d, held %d; want the newest %d", len(kept), kept[0].ID, d.Failed(), d.Held(), maxHeld)
+	if len(kept) != maxHeld || d.Failed() != 3 || d.Held() != maxHeld {
+		t.Fatalf("kept %d, failed %d, held %d", len(kept), d.Failed(), d.Held())
+	}
+	if kept[0].ID != 3 {
+		t.Fatalf("kept from row %d, want the newest %d (from row 3)", kept[0].ID, maxHeld)
 	}
 	if p := d.Problem(); !strings.Contains(p, "disk I/O error") {
 		t.Fatalf("problem %q", p)
