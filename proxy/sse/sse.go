@@ -38,8 +38,9 @@ type Reader struct {
 	keepRaw bool
 	raw     []byte
 	data    []byte
-	line    []byte
-	n       int // bytes of the event so far
+	line    []byte // a line that came in more than one piece
+	name    string // the last event name read
+	n       int    // bytes of the event so far
 }
 
 // bufSize is the read buffer each open stream keeps. Events are mostly a
@@ -90,7 +91,10 @@ func (r *Reader) Next() (Event, error) {
 			return Event{Raw: r.raw}, err
 		}
 		hasLine = true
-		t := bytes.TrimRight(line, "\r\n")
+		t := line
+		for len(t) > 0 && (t[len(t)-1] == '\n' || t[len(t)-1] == '\r') {
+			t = t[:len(t)-1] // bytes.TrimRight, without building its set per line
+		}
 		if len(t) == 0 {
 			if hasData || r.keepRaw {
 				return Event{Name: name, Data: r.data, Raw: r.raw}, nil
@@ -102,7 +106,12 @@ func (r *Reader) Next() (Event, error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
-			name = string(value)
+			// A stream's events mostly repeat the last one's name (deltas
+			// after deltas): that string serves again.
+			if string(value) != r.name {
+				r.name = string(value)
+			}
+			name = r.name
 		case "data":
 			if hasData {
 				r.data = append(r.data, '\n')
@@ -115,10 +124,11 @@ func (r *Reader) Next() (Event, error) {
 
 // readLine reads one line, however long, within the event limit. It
 // returns the line with its end; at the end of the input a line without
-// one comes with io.EOF.
+// one comes with io.EOF. The line is valid until the next call: one that
+// came whole is the read buffer's own bytes, not a copy.
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
-	for {
+	for first := true; ; first = false {
 		chunk, err := r.br.ReadSlice('\n')
 		r.n += len(chunk)
 		if r.keepRaw {
@@ -128,6 +138,9 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		if r.n > r.max {
 			return nil, ErrTooLarge
+		}
+		if first && !errors.Is(err, bufio.ErrBufferFull) {
+			return chunk, err
 		}
 		r.line = append(r.line, chunk...)
 		if err == nil {
