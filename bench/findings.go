@@ -274,7 +274,10 @@ proxy has with its one ` + "`Read`" + `, ` + "`Write`" + `, ` + "`Flush`" + ` pe
 FlushInterval −1). Each event also goes to the token meter (` + "`metering.(*Meter).Event`" + `: a switch on the event's
 name; only usage-bearing events are parsed, with gjson) and is checked cheaply for an error (` + "`isErrorEvent`" + `: the
 name, or ` + "`\"error\"`" + ` in a nameless event's data) before the classifier reads it. Nothing per event touches the
-pool or the hub. (A JSON answer goes through ` + "`copyBody`" + ` with a 16 KiB pooled buffer.) The per-frame delay —
+pool or the hub. The reader was the served binary's largest share under 256 streams (` + "`sse.(*Reader).Next`" + `, 42 %
+of its samples, ` + "`bytes.TrimRight`" + ` its top function): a line that arrives whole is now read in place, a repeated
+event name keeps its string and line ends are trimmed by hand, 17 to 11 µs and 74 to 9 allocations for a 67-event
+stream (` + "`BenchmarkNext`" + ` in proxy/sse). (A JSON answer goes through ` + "`copyBody`" + ` with a 16 KiB pooled buffer.) The per-frame delay —
 upstream write to client read, the direct measure of what a hop adds to each chunk — is:`)
 	var parts []string
 	for _, k := range sortedSSE(o) {
