@@ -128,7 +128,7 @@ func (r *Reader) Next() (Event, error) {
 // came whole is the read buffer's own bytes, not a copy.
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
-	for first := true; ; first = false {
+	for {
 		chunk, err := r.br.ReadSlice('\n')
 		r.n += len(chunk)
 		if r.keepRaw {
@@ -139,13 +139,10 @@ func (r *Reader) readLine() ([]byte, error) {
 		if r.n > r.max {
 			return nil, ErrTooLarge
 		}
-		if first && !errors.Is(err, bufio.ErrBufferFull) {
-			return chunk, err
+		if !errors.Is(err, bufio.ErrBufferFull) && len(r.line) == 0 {
+			return chunk, err // the whole line, in place
 		}
 		r.line = append(r.line, chunk...)
-		if err == nil {
-			return r.line, nil
-		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return r.line, err
 		}
