@@ -298,10 +298,38 @@ upstream write to client read, the direct measure of what a hop adds to each chu
 	if x, ok := o.SSE["n256"]; ok {
 		fmt.Fprintf(&b, ` At 256 streams the machine is past saturation (about 12,800 events a second through three
 processes on two cores): gaps over 40 ms number %d for subpool, %d for the bare proxy, %d direct.`, x["subpool"].Stalls, x["bare"].Stalls, x["direct"].Stalls)
+		b.WriteString(afterTheStart(r))
 	}
 	b.WriteString(` Below that, on a shared 2-core machine a miss smaller than the round-to-round spread is noise,
 not a cost of subpool; run ` + "`go run ./bench -pin`" + ` on a quiet machine to judge it.`)
 	return b.String()
+}
+
+// afterTheStart splits the 256-stream gaps by where in a stream they fall
+// (issue 27: where the extra delay comes from). A wave opens its streams
+// over one interval, so each stream's first gaps run beside the other
+// streams' requests, and there every request's own work competes with the
+// chunks; after them only chunks are relayed.
+func afterTheStart(r *Results) string {
+	o := r.Overhead
+	if len(r.Repeats) > 0 {
+		o, _, _ = pooledOverhead(append([]*Overhead{r.Overhead}, r.Repeats...))
+	}
+	x := o.SSE["n256"]
+	sub, bare := x["subpool"], x["bare"]
+	if len(sub.Gap99SteadyRounds) == 0 || len(bare.Gap99SteadyRounds) == 0 {
+		return "" // results from before the split
+	}
+	s := fmt.Sprintf(` Told apart by where they fall: %d of subpool's stalls and %d of the bare proxy's are
+among each stream's first %d gaps, while the wave's other streams are still being opened and each request's own
+work (accept, body, routing, upstream dial, headers; more of it in subpool, see CPU per request) runs between one
+stream's chunks. After those gaps, only chunks relayed, the inter-chunk p99 is bare %s, subpool %s (%+.0f µs)`,
+		r.Overhead.SSE["n256"]["subpool"].StartStalls, r.Overhead.SSE["n256"]["bare"].StartStalls, startGaps,
+		us(bare.Gap99Steady), us(sub.Gap99Steady), float64(sub.Gap99Steady-bare.Gap99Steady))
+	if b2, ok := x["bare2"]; ok && len(b2.Gap99SteadyRounds) > 0 {
+		s += fmt.Sprintf(`, and a second bare proxy %s (%+.0f µs)`, us(b2.Gap99Steady), float64(b2.Gap99Steady-bare.Gap99Steady))
+	}
+	return s + "."
 }
 
 // floorP99 tells that the absolute p99 target measures the loopback hop on

@@ -443,14 +443,20 @@ func pooledOverhead(runs []*Overhead) (po *Overhead, jsonRounds, sseRounds int) 
 	for k, byArm := range runs[0].SSE {
 		po.SSE[k] = map[string]SSE{}
 		for arm, s := range byArm {
-			var ttft, gap []float64
+			var ttft, gap, steady []float64
 			for _, o := range runs {
 				x := o.SSE[k][arm]
 				for i := range x.TTFT50Rounds {
 					ttft, gap = append(ttft, float64(x.TTFT50Rounds[i])), append(gap, float64(x.Gap99Rounds[i]))
 				}
+				for _, v := range x.Gap99SteadyRounds {
+					steady = append(steady, float64(v))
+				}
 			}
 			s.TTFT50, s.Gap99 = num(median(ttft)), num(median(gap))
+			if len(steady) > 0 {
+				s.Gap99Steady = num(median(steady))
+			}
 			po.SSE[k][arm] = s
 		}
 		po.SSEAdded[k] = sseAddedOf(po.SSE[k])

@@ -2,8 +2,10 @@ package main
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/bench/goodput"
 )
@@ -139,5 +141,67 @@ func TestGoodputJudgedInEveryScenario(t *testing.T) {
 		if !missed[id] {
 			t.Errorf("%s met, want missed", id)
 		}
+	}
+}
+
+// A stream's gaps are parted at its start: the stalls among its first
+// startGaps gaps are told apart, and only the gaps after them go into the
+// "after the start" p99, pooled over every run's rounds like the gap p99.
+func TestGapsAfterTheStart(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	after, stalls, atStart := splitGaps(ms(45, 20, 60, 20, 41, 20))
+	if !slices.Equal(after, ms(20, 41, 20)) || stalls != 3 || atStart != 2 {
+		t.Errorf("split: after %v, %d stalls, %d at the start; want [20 41 20] ms, 3, 2", after, stalls, atStart)
+	}
+	if after, stalls, atStart := splitGaps(ms(50)); len(after) != 0 || stalls != 1 || atStart != 1 {
+		t.Errorf("a one-gap stream: after %v, %d stalls, %d at the start; want none after, 1, 1", after, stalls, atStart)
+	}
+
+	run := func(bare, sub []float64, subStart int) *Overhead {
+		o := &Overhead{SSE: map[string]map[string]SSE{"n256": {}}}
+		for arm, vs := range map[string][]float64{"direct": {20000, 20000}, "bare": bare, "bare2": bare, "subpool": sub} {
+			s := SSE{StartStalls: 1, Stalls: 2}
+			if arm == "subpool" {
+				s.StartStalls, s.Stalls = subStart, subStart+1
+			}
+			for _, v := range vs {
+				s.TTFT50Rounds, s.Gap99Rounds = append(s.TTFT50Rounds, 1000), append(s.Gap99Rounds, num(v+3000))
+				s.Gap99SteadyRounds = append(s.Gap99SteadyRounds, num(v))
+			}
+			s.Gap99Steady = num(median(vs))
+			o.SSE["n256"][arm] = s
+		}
+		return o
+	}
+	// Subpool after the start by round: 26000, 26000 | 24000, 24000 |
+	// 24000, 24000: pooled 24000 against bare's 24100, not the first run's
+	// 26000.
+	runs := []*Overhead{run([]float64{24100, 24100}, []float64{26000, 26000}, 9),
+		run([]float64{24100, 24100}, []float64{24000, 24000}, 3), run([]float64{24100, 24100}, []float64{24000, 24000}, 3)}
+	po, _, _ := pooledOverhead(runs)
+	if got := float64(po.SSE["n256"]["subpool"].Gap99Steady); got != 24000 {
+		t.Errorf("pooled p99 after the start %v µs, want 24000", got)
+	}
+	text := afterTheStart(&Results{Overhead: runs[0], Repeats: runs[1:]})
+	for _, want := range []string{"9 of subpool's stalls and 1 of the bare proxy's", "bare 24.10 ms, subpool 24.00 ms (-100 µs)", "a second bare proxy 24.10 ms (+0 µs)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("finding lacks %q:\n%s", want, text)
+		}
+	}
+	delete(runs[0].SSE["n256"], "bare2")
+	for _, o := range runs {
+		for arm, s := range o.SSE["n256"] {
+			s.Gap99SteadyRounds = nil
+			o.SSE["n256"][arm] = s
+		}
+	}
+	if text := afterTheStart(&Results{Overhead: runs[0], Repeats: runs[1:]}); text != "" {
+		t.Errorf("results from before the split got %q, want nothing", text)
 	}
 }

@@ -181,6 +181,15 @@ type SSE struct {
 	// they move from one round to the next on this machine.
 	Gap99Rounds  []num `json:"gap_p99_rounds"`
 	TTFT50Rounds []num `json:"ttft_p50_rounds"`
+
+	// StartStalls are the stalls among each stream's first startGaps
+	// gaps, while the wave's other streams are still being opened, and
+	// Gap99Steady (by round: Gap99SteadyRounds) the p99 of the gaps after
+	// those: whether a stall comes from the chunks or from the requests
+	// beside them.
+	StartStalls       int   `json:"stalls_at_start"`
+	Gap99Steady       num   `json:"gap_p99_after_start"`
+	Gap99SteadyRounds []num `json:"gap_p99_after_start_rounds,omitempty"`
 }
 
 // SSEAdded compares subpool with the bare proxy at one stream count.
@@ -607,12 +616,32 @@ func (x *overheadRun) throughput() {
 	}
 }
 
+// startGaps is how many of a stream's first gaps are told apart as its
+// start: a wave opens its streams over one interval, so a stream's first
+// gaps share the machine with the other streams' requests (accept, body,
+// upstream dial, headers) rather than with their chunks only.
+const startGaps = 3
+
+// splitGaps parts one stream's gaps at startGaps: the gaps after its start,
+// and its stalls (gaps over twice the interval), all and at the start.
+func splitGaps(gaps []time.Duration) (after []time.Duration, stalls, atStart int) {
+	for i, g := range gaps {
+		if g > 2*sseInterval {
+			stalls++
+			if i < startGaps {
+				atStart++
+			}
+		}
+	}
+	return gaps[min(startGaps, len(gaps)):], stalls, atStart
+}
+
 // sse times waves of streams through every streaming arm, in rounds.
 func (x *overheadRun) sse() {
 	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
 	o.SSE = map[string]map[string]SSE{}
 	o.SSEAdded = map[string]SSEAdded{}
-	type sseRound struct{ ttfb50, ttft50, ttft99, gap50, gap99, d50, d99 []float64 }
+	type sseRound struct{ ttfb50, ttft50, ttft99, gap50, gap99, steady99, d50, d99 []float64 }
 	acc := map[string]map[string]*sseRound{}
 	totals := map[string]map[string]*SSE{}
 	for _, n := range cfg.SSEStreams {
@@ -631,7 +660,7 @@ func (x *overheadRun) sse() {
 					// One stream gives one TTFT: take two per round.
 					res = append(res, a.wave(n, false, sseInterval, nil)...)
 				}
-				var ttfb, ttft, gaps, delays []time.Duration
+				var ttfb, ttft, gaps, steady, delays []time.Duration
 				t := totals[k][a.name]
 				for _, s := range res {
 					t.Expected += sseChunks + 6
@@ -647,16 +676,15 @@ func (x *overheadRun) sse() {
 					}
 					ttfb, ttft = append(ttfb, s.ttfb), append(ttft, s.ttft)
 					gaps, delays = append(gaps, s.gaps...), append(delays, s.delays...)
-					for _, g := range s.gaps {
-						if g > 2*sseInterval {
-							t.Stalls++
-						}
-					}
+					after, stalls, atStart := splitGaps(s.gaps)
+					steady = append(steady, after...)
+					t.Stalls, t.StartStalls = t.Stalls+stalls, t.StartStalls+atStart
 				}
 				x := acc[k][a.name]
 				x.ttfb50 = append(x.ttfb50, pct(ttfb, .5))
 				x.ttft50, x.ttft99 = append(x.ttft50, pct(ttft, .5)), append(x.ttft99, pct(ttft, .99))
 				x.gap50, x.gap99 = append(x.gap50, pct(gaps, .5)), append(x.gap99, pct(gaps, .99))
+				x.steady99 = append(x.steady99, pct(steady, .99))
 				x.d50, x.d99 = append(x.d50, pct(delays, .5)), append(x.d99, pct(delays, .99))
 			}
 		}
@@ -669,10 +697,12 @@ func (x *overheadRun) sse() {
 			s := *totals[k][name]
 			s.TTFB50, s.TTFT50, s.TTFT99 = num(median(x.ttfb50)), num(median(x.ttft50)), num(median(x.ttft99))
 			s.Gap50, s.Gap99 = num(median(x.gap50)), num(median(x.gap99))
+			s.Gap99Steady = num(median(x.steady99))
 			s.Delay50, s.Delay99 = num(median(x.d50)), num(median(x.d99))
 			for i := range x.gap99 {
 				s.Gap99Rounds = append(s.Gap99Rounds, num(x.gap99[i]))
 				s.TTFT50Rounds = append(s.TTFT50Rounds, num(x.ttft50[i]))
+				s.Gap99SteadyRounds = append(s.Gap99SteadyRounds, num(x.steady99[i]))
 			}
 			o.SSE[k][name] = s
 		}
