@@ -77,11 +77,7 @@ after the concurrency-32 load beside the collector's CPU (` + "`go run ./bench -
 least CPU under issue 27's 1.5× the bare proxy. That bound was reached by holding less for good, not only by
 collecting more often: history's queue of 4,096 whole events (2 MiB from the start) became a queue of pointers,
 its batch too, and SQLite's page cache, outside the Go heap and 2 MiB a connection once the writer had filled it,
-is 256 KiB (internal/history ` + "`dsn`" + `); the live heap under load went from about 6 MiB to 2. At 200 the
-collector took about 20 µs a request and RSS was 1.64× bare; at 100 about 46 µs and 1.43×. That is paid here: the
-26 µs is about a tenth of a request's CPU, and with this machine's two cores saturated at concurrency 32 it shows
-in that load's latency too (the CPU and concurrency-32 rows above; the last full run, at 200 and on a less
-loaded day of this shared box, met both latency rows). Issue 27 weighs the two: on a laptop the memory is the scarcer. Then, each measured on its own benchmark and together on the served
+is 256 KiB (internal/history ` + "`dsn`" + `); the live heap under load went from about 6 MiB to 2.` + gcPrice(r) + ` Issue 27 weighs the two: on a laptop the memory is the scarcer. Then, each measured on its own benchmark and together on the served
 binary (1.20× bare before, in the 3-run median): the history writer runs its batches on one held driver connection
 with its INSERTs prepared once (database/sql converted and copied every argument: about a quarter less per row);
 the event websocket keeps one JSON encoder per connection and sets the socket's write deadline once per batch
@@ -130,4 +126,29 @@ func runSpread(r *Results, prefixes ...string) string {
 		return ""
 	}
 	return "Spread of the misses over the runs: " + strings.Join(parts, "; ") + ". "
+}
+
+// gcPrice is what the chosen collector setting costs against GOGC=200,
+// read from the last sweep.
+func gcPrice(r *Results) string {
+	var chosen, at200 *GCRow
+	if r.GCSweep != nil {
+		for i, row := range r.GCSweep.Rows {
+			switch {
+			case row.Chosen:
+				chosen = &r.GCSweep.Rows[i]
+			case row.Setting.GOGC == "200":
+				at200 = &r.GCSweep.Rows[i]
+			}
+		}
+	}
+	if chosen == nil || at200 == nil {
+		return ""
+	}
+	d := float64(chosen.GCCPU - at200.GCCPU)
+	return fmt.Sprintf(` At 200 the collector took about %.0f µs a request and RSS was %.2f× bare; at the chosen
+setting about %.0f µs and %.2f×. That is paid here: the %.0f µs is about %.0f %% of a request's CPU, and with this machine's
+two cores saturated at concurrency 32 it shows in that load's latency too (the CPU and concurrency-32 rows above;
+a full run at 200 on a less loaded day of this shared box met both latency rows).`,
+		float64(at200.GCCPU), float64(at200.RSSRatio), float64(chosen.GCCPU), float64(chosen.RSSRatio), d, 100*d/float64(chosen.CPU))
 }

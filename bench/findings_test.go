@@ -88,3 +88,21 @@ func judged(r *Results, prefix string) bool {
 	}
 	return false
 }
+
+// The collector's price is read from the sweep, not written into the
+// text, so it moves with each new sweep and goes when there is none.
+func TestGCPriceFromTheSweep(t *testing.T) {
+	r := &Results{GCSweep: &GCSweep{Rows: []GCRow{
+		{Setting: GCSetting{}, CPU: 300, GCCPU: 50, RSSRatio: 1.4, Chosen: true},
+		{Setting: GCSetting{GOGC: "200", MemLimit: "off"}, CPU: 270, GCCPU: 20, RSSRatio: 1.7},
+	}}}
+	text := gcPrice(r)
+	for _, want := range []string{"about 20 µs a request and RSS was 1.70× bare", "about 50 µs and 1.40×", "the 30 µs is about 10 % of a request's CPU"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lacks %q: %s", want, text)
+		}
+	}
+	if text := gcPrice(&Results{}); text != "" {
+		t.Errorf("no sweep, got %q", text)
+	}
+}
