@@ -70,12 +70,12 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // bounds that RSS at 1.5x the bare proxy's and the least CPU under the
 // bound wins. The live heap is about 2 MiB (history's queue and SQLite's
 // page cache, which held 5 MiB more, were cut for this), so what the heap
-// may grow to over it is the whole trade: at 200 the collector took
-// 20 us a request and RSS was 1.64x bare, at 150 33 us and 1.59x, at 100
-// 46 us and 1.43x, at 50 106 us and 1.33x. 100 is the one setting under
-// the bound that does not double the collector's cost again; the 26 us it
-// costs over 200 is about a tenth of a request's CPU, and on a laptop the
-// memory is the scarcer of the two.
+// may grow to over it is the whole trade (the 2026-12-03 sweep): at 200
+// the collector took 24 us a request and RSS was 1.65x bare, at 150 34 us
+// and 1.58x, at 100 51 us and 1.41x, at 50 129 us and 1.31x. 100 is the
+// one setting under the bound that does not double the collector's cost
+// again; the 27 us it costs over 200 is about a tenth of a request's CPU,
+// and on a laptop the memory is the scarcer of the two.
 //
 // serveMemoryLimit bounds the heap when the live heap itself is large (a
 // thousand open streams): near the limit the collector runs as often as
