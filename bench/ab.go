@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 )
@@ -88,11 +87,7 @@ func runAB(oldBin, newBin string, rounds int, logf func(string, ...any)) error {
 // abMain builds the new side unless given, then runs the comparison.
 func abMain(oldBin, newBin string, rounds int) error {
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
-	dir, _ := filepath.Abs("bench/out")
-	os.MkdirAll(dir, 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	built, err := buildSubpool(ctx, dir, newBin, logf)
+	built, err := buildOutOfRun(newBin, logf)
 	if err != nil {
 		return err
 	}

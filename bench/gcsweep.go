@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -257,11 +256,7 @@ func gcMain(list, bin, jsonPath, mdPath string, rounds int) error {
 	if err != nil {
 		return err
 	}
-	dir, _ := filepath.Abs("bench/out")
-	os.MkdirAll(dir, 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	built, err := buildSubpool(ctx, dir, bin, logf)
+	built, err := buildOutOfRun(bin, logf)
 	if err != nil {
 		return err
 	}
@@ -280,20 +275,10 @@ func gcMain(list, bin, jsonPath, mdPath string, rounds int) error {
 			mib(r.RSS), float64(r.RSSRatio), float64(r.RSSLo), float64(r.RSSHi), mark)
 	}
 	logf("%-40s CPU %5.1f µs  RSS %s", "bare", float64(sw.Bare.CPU), mib(sw.Bare.RSS))
-	res, err := readResults(jsonPath)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if err != nil {
-		res = Results{Machine: machine()}
-	}
-	if res.GCSweep != nil {
-		res.Notes = dropCarried(res.Notes, sweepCarried(res.GCSweep))
-	}
-	res.GCSweep = sw
-	res.Targets = judge(&res)
-	if err := writeResults(jsonPath, &res); err != nil {
-		return err
-	}
-	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
+	return keepInResults(jsonPath, mdPath, func(res *Results) {
+		if res.GCSweep != nil {
+			res.Notes = dropCarried(res.Notes, sweepCarried(res.GCSweep))
+		}
+		res.GCSweep = sw
+	})
 }

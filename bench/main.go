@@ -51,7 +51,8 @@ type Results struct {
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
 	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
-	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"` // go run ./bench -gc
+	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"`      // go run ./bench -gc
+	Streams  *StreamSeries    `json:"stream_series,omitempty"` // go run ./bench -streams
 	Targets  []Target         `json:"targets"`
 	Notes    []string         `json:"notes,omitempty"`
 }
@@ -71,6 +72,7 @@ func main() {
 	saveBeforeFrom := flag.String("save-before", "", "measure nothing: keep this results file's profile as "+beforeFile)
 	ab := flag.String("ab", "", "compare this subpool binary with -bin (or the working tree's) on CPU per request; no report")
 	gc := flag.String("gc", "", "measure RSS after concurrency 32 and CPU per request for these collector settings (default,GOGC[/GOMEMLIMIT],…), kept in -json as gc_sweep; -repeat rounds (at least 5)")
+	streams := flag.Int("streams", 0, "measure the 256-stream wave alone in this many runs on fresh processes, kept in -json as stream_series")
 	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput, the collector sweep)")
 	flag.Parse()
 	if *from != "" {
@@ -105,6 +107,13 @@ func main() {
 	}
 	if *gc != "" {
 		if err := gcMain(*gc, *bin, *out, *md, *repeat); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *streams > 0 {
+		if err := streamsMain(*bin, *out, *md, *streams, streamRounds); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -292,6 +301,25 @@ func ensureBuilt(ctx context.Context, part, given string, res *Results, logf fun
 	return nil
 }
 
+// keepInResults puts what a mode beside a full run measured (-gc,
+// -streams) into the results file, leaving the rest as it was, judges
+// anew and writes the report. set takes the part's carried-over note off.
+func keepInResults(jsonPath, mdPath string, set func(*Results)) error {
+	res, err := readResults(jsonPath)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err != nil {
+		res = Results{Machine: machine()}
+	}
+	set(&res)
+	res.Targets = judge(&res)
+	if err := writeResults(jsonPath, &res); err != nil {
+		return err
+	}
+	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
+}
+
 // writeResults writes results.json.
 func writeResults(path string, res *Results) error {
 	b, err := json.MarshalIndent(res, "", "  ")
@@ -323,6 +351,9 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 	if res.GCSweep == nil && old.GCSweep != nil {
 		res.GCSweep, kept = old.GCSweep, append(kept, sweepCarried(old.GCSweep))
 	}
+	if res.Streams == nil && old.Streams != nil {
+		res.Streams, kept = old.Streams, append(kept, streamsCarried(old.Streams))
+	}
 	if len(kept) > 0 {
 		res.Notes = append(res.Notes, carriedPrefix+from+carriedMid+strings.Join(kept, ", ")+".")
 	}
@@ -333,6 +364,10 @@ const (
 	carriedPrefix = "Not measured in this run, carried over from "
 	carriedMid    = " as earlier runs left it: "
 )
+
+func streamsCarried(s *StreamSeries) string {
+	return "the 256-stream series (-streams, " + s.Date + ")"
+}
 
 func sweepCarried(sw *GCSweep) string { return "the collector sweep (-gc, " + sw.Date + ")" }
 

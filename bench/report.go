@@ -51,6 +51,10 @@ func report(r *Results) string {
 		gcSweepSection(p, r.GCSweep)
 		p("\n")
 	}
+	if r.Streams != nil && r.Overhead == nil {
+		streamsSection(p, r.Streams)
+		p("\n")
+	}
 	if len(r.Repeats) > 0 {
 		spreadTable(p, r)
 	}
@@ -193,6 +197,9 @@ func overheadSection(p printer, r *Results, o *Overhead) {
 		throughputTable(p, o)
 	}
 	sseAndMemory(p, o)
+	if r.Streams != nil {
+		streamsSection(p, r.Streams)
+	}
 	if r.GCSweep != nil {
 		gcSweepSection(p, r.GCSweep)
 	}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"time"
+)
+
+// The inter-chunk p99 of 256 streams moves by a millisecond from one run to
+// the next on a shared 2-core machine (the second bare proxy lands that far
+// from the first), while issue 27's bound is bare + 50 µs. One full run
+// cannot tell such a difference from noise; -streams runs the 256-stream
+// wave alone, run after run, each on fresh processes (upstream, bare, bare2,
+// subpool serve), so that the difference is seen as a series beside the
+// same series for two identical bare proxies.
+
+// streamRounds are each run's rounds, about as many 256-stream waves as a
+// whole -repeat 3 run has (11).
+const streamRounds = 12
+
+// StreamRun is one run's medians over its rounds, in µs.
+type StreamRun struct {
+	Gap99   map[string]num `json:"gap_p99_us"`        // by arm
+	Steady  map[string]num `json:"gap_p99_steady_us"` // by arm, after each stream's start
+	Stalls  map[string]int `json:"stalls"`            // by arm, over the run's rounds
+	StartSt map[string]int `json:"stalls_at_start"`
+	Errors  map[string]int `json:"broken_streams,omitempty"`
+}
+
+// StreamSeries is -streams's outcome, kept in results.json as
+// stream_series.
+type StreamSeries struct {
+	Date   string      `json:"date"`
+	Rev    string      `json:"revision,omitempty"`
+	Rounds int         `json:"rounds_per_run"`
+	Runs   []StreamRun `json:"runs"`
+}
+
+// streamArms are the arms the series compares.
+var streamArms = []string{"direct", "bare", "bare2", "subpool"}
+
+// diffs gives, run by run, what f takes from the run.
+func (s *StreamSeries) diffs(f func(StreamRun) float64) []float64 {
+	var out []float64
+	for _, r := range s.Runs {
+		out = append(out, f(r))
+	}
+	return out
+}
+
+// Medians over the runs, in µs: subpool over bare, bare2 over bare (the
+// noise floor), and subpool over the mean of the two bare proxies (the
+// fairest single figure: neither bare is the true one).
+func (s *StreamSeries) overBare() []float64 {
+	return s.diffs(func(r StreamRun) float64 { return float64(r.Gap99["subpool"] - r.Gap99["bare"]) })
+}
+
+func (s *StreamSeries) bare2OverBare() []float64 {
+	return s.diffs(func(r StreamRun) float64 { return float64(r.Gap99["bare2"] - r.Gap99["bare"]) })
+}
+
+func (s *StreamSeries) overBares() []float64 {
+	return s.diffs(func(r StreamRun) float64 {
+		return float64(r.Gap99["subpool"]) - float64(r.Gap99["bare"]+r.Gap99["bare2"])/2
+	})
+}
+
+func (s *StreamSeries) stalls(arm string) (all, atStart int) {
+	for _, r := range s.Runs {
+		all, atStart = all+r.Stalls[arm], atStart+r.StartSt[arm]
+	}
+	return all, atStart
+}
+
+// runStreams runs the series: runs × (fresh arms, rounds of 256-stream
+// waves through every streaming arm in a fresh order each round).
+func runStreams(bin string, runs, rounds int, logf func(string, ...any)) (*StreamSeries, error) {
+	s := &StreamSeries{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Rounds: rounds}
+	for i := range runs {
+		r, err := streamRun(bin, rounds)
+		if err != nil {
+			return nil, err
+		}
+		s.Runs = append(s.Runs, r)
+		logf("streams run %d of %d: gap p99 µs direct %.0f bare %.0f bare2 %.0f subpool %.0f → subpool %+.0f over bare, %+.0f over the bares' mean (bare2 %+.0f); stalls bare %d bare2 %d subpool %d; broken streams %v",
+			i+1, runs, float64(r.Gap99["direct"]), float64(r.Gap99["bare"]), float64(r.Gap99["bare2"]), float64(r.Gap99["subpool"]),
+			s.overBare()[i], s.overBares()[i], s.bare2OverBare()[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], r.Errors)
+	}
+	return s, nil
+}
+
+func streamRun(bin string, rounds int) (StreamRun, error) {
+	cfg := defaultOverhead(false)
+	cfg.Bin, cfg.Rounds, cfg.SSEStreams, cfg.Handler = bin, rounds, []int{256}, false
+	arms, err := startArms(cfg)
+	if err != nil {
+		return StreamRun{}, err
+	}
+	defer arms.stop()
+	for _, a := range arms.json {
+		if r := a.closedLoop(8, 200, 0); r.errors > 0 {
+			return StreamRun{}, fmt.Errorf("%s arm does not answer: %v", a.name, r.firstErr)
+		}
+	}
+	o := &Overhead{}
+	x := &overheadRun{cfg: cfg, arms: arms, o: o, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 4)), logf: func(string, ...any) {}}
+	x.sse()
+	r := StreamRun{Gap99: map[string]num{}, Steady: map[string]num{}, Stalls: map[string]int{}, StartSt: map[string]int{}, Errors: map[string]int{}}
+	for _, name := range streamArms {
+		sse, ok := o.SSE["n256"][name]
+		if !ok {
+			return StreamRun{}, fmt.Errorf("no %s arm in the 256-stream waves", name)
+		}
+		if sse.Errors > 0 {
+			// Counted and shown, not fatal: a full run counts them too.
+			r.Errors[name] = sse.Errors
+		}
+		r.Gap99[name], r.Steady[name] = sse.Gap99, sse.Gap99Steady
+		r.Stalls[name], r.StartSt[name] = sse.Stalls, sse.StartStalls
+	}
+	return r, nil
+}
+
+// streamsMain builds the binary unless given, runs the series and keeps it
+// in the results file (the rest of which it leaves as it was).
+func streamsMain(bin, jsonPath, mdPath string, runs, rounds int) error {
+	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+	built, err := buildOutOfRun(bin, logf)
+	if err != nil {
+		return err
+	}
+	s, err := runStreams(built.Path, max(runs, 3), max(rounds, 3), logf)
+	if err != nil {
+		return err
+	}
+	s.Rev = built.Rev
+	logf("streams: over %d runs, median gap p99 subpool %+.0f µs over bare, %+.0f over the bares' mean; bare2 %+.0f over bare",
+		len(s.Runs), median(s.overBare()), median(s.overBares()), median(s.bare2OverBare()))
+	return keepInResults(jsonPath, mdPath, func(res *Results) {
+		if res.Streams != nil {
+			res.Notes = dropCarried(res.Notes, streamsCarried(res.Streams))
+		}
+		res.Streams = s
+	})
+}
+
+// streamsSection reports the series under the SSE table.
+func streamsSection(p printer, s *StreamSeries) {
+	p("\n### 256 streams, run after run\n\n")
+	p("`go run ./bench -streams %d` (%s%s): the 256-stream wave alone, %d runs of %d rounds, each run on fresh processes,\n", len(s.Runs), s.Date, revNote(s.Rev), len(s.Runs), s.Rounds)
+	p("every streaming arm in a fresh order each round; per run the median over its rounds of each arm's inter-chunk p99.\n")
+	p("The second bare proxy is the same program as the first: how far it lands from it is the noise floor.\n\n")
+	p("| run | direct | bare | bare2 | subpool | subpool − bare | bare2 − bare | subpool − the bares' mean | stalls bare / bare2 / subpool |\n")
+	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	ob, b2, obs := s.overBare(), s.bare2OverBare(), s.overBares()
+	for i, r := range s.Runs {
+		p("| %d | %s | %s | %s | %s | %+.0f µs | %+.0f µs | %+.0f µs | %d / %d / %d |\n", i+1, us(r.Gap99["direct"]), us(r.Gap99["bare"]), us(r.Gap99["bare2"]), us(r.Gap99["subpool"]),
+			ob[i], b2[i], obs[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"])
+	}
+	p("| **median** | | | | | **%+.0f µs** | **%+.0f µs** | **%+.0f µs** | |\n\n", median(ob), median(b2), median(obs))
+	within := 0
+	for _, d := range obs {
+		if d <= 50 {
+			within++
+		}
+	}
+	p("Subpool within the bares' mean + 50 µs in %d of %d runs; the two bare proxies apart by %s to %s. Stalls (gaps over\n", within, len(obs),
+		us(num(slices.Min(absAll(b2)))), us(num(slices.Max(absAll(b2)))))
+	p("twice the interval) over the series, all and at a stream's start, and streams broken off (the client saw the\n")
+	p("connection end mid-stream):")
+	for i, arm := range streamArms[1:] {
+		all, start := s.stalls(arm)
+		broken := 0
+		for _, r := range s.Runs {
+			broken += r.Errors[arm]
+		}
+		sep := ";"
+		if i == len(streamArms)-2 {
+			sep = "."
+		}
+		p(" %s %d (%d), %d broken%s", arm, all, start, broken, sep)
+	}
+	p("\n")
+}
+
+func absAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = max(x, -x)
+	}
+	return out
+}
