@@ -114,3 +114,55 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInPlace: an event read in place from the buffer (the whole stream at
+// hand) is the event the line-by-line path gives (one byte at a time, so
+// no event is ever whole in the buffer), field by field, and Buffered
+// leaves out what was returned.
+func FuzzInPlace(f *testing.F) {
+	for _, s := range []string{"event: a\ndata: b\n\n", "data: x\r\n\r\n", ": c\n\n", "data: 1\ndata: 2\n\ndata: 3\n\n",
+		"event: e\ndata:\n\nevent: e\ndata: y\n\n", "\n\n\n", "data: a\rb\n\n", "data: [DONE]\n", "event: a\r\r\ndata: b\n\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		whole := NewReader(strings.NewReader(in), 1<<12, true)
+		bytewise := NewReader(iotest.OneByteReader(strings.NewReader(in)), 1<<12, true)
+		for {
+			a, aerr := whole.Next()
+			b, berr := bytewise.Next()
+			if a.Name != b.Name || !bytes.Equal(a.Data, b.Data) || !bytes.Equal(a.Raw, b.Raw) || !errors.Is(aerr, berr) && aerr != berr {
+				t.Fatalf("in place %q %q %q %v; line by line %q %q %q %v", a.Name, a.Data, a.Raw, aerr, b.Name, b.Data, b.Raw, berr)
+			}
+			if aerr != nil {
+				return
+			}
+			if rest := whole.Buffered(); !strings.Contains(in, string(a.Raw)+string(rest)) {
+				t.Fatalf("buffered %q after %q", rest, a.Raw)
+			}
+		}
+	})
+}
+
+// An event read in place is the buffer's own bytes: no copy of a
+// one-line event, and the next call gives the next event.
+func TestInPlaceNoCopy(t *testing.T) {
+	in := "event: content_block_delta\ndata: {\"x\":1}\n\nevent: content_block_delta\ndata: {\"x\":2}\n\n"
+	r := NewReader(strings.NewReader(in), 0, true)
+	a, err := r.Next()
+	if err != nil || string(a.Data) != `{"x":1}` || r.pending != len(a.Raw) {
+		t.Fatalf("first: %q %v, pending %d", a.Data, err, r.pending)
+	}
+	if got := string(r.Buffered()); got != in[len(a.Raw):] {
+		t.Fatalf("buffered %q", got)
+	}
+	if cap(r.raw) != 0 || cap(r.data) != 0 {
+		t.Fatalf("copied: raw %d, data %d", cap(r.raw), cap(r.data))
+	}
+	b, err := r.Next()
+	if err != nil || string(b.Data) != `{"x":2}` || b.Name != "content_block_delta" {
+		t.Fatalf("second: %q %q %v", b.Name, b.Data, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+}
