@@ -27,6 +27,9 @@ type StreamRun struct {
 	Stalls  map[string]int `json:"stalls"`            // by arm, over the run's rounds
 	StartSt map[string]int `json:"stalls_at_start"`
 	Errors  map[string]int `json:"broken_streams,omitempty"`
+	// CPU is each proxy's CPU time per wave, in ms (/proc/PID/stat over
+	// the run's waves; a proxy is idle while the others' waves run).
+	CPU map[string]num `json:"cpu_per_wave_ms,omitempty"`
 }
 
 // StreamSeries is -streams's outcome, kept in results.json as
@@ -67,6 +70,18 @@ func (s *StreamSeries) overBares() []float64 {
 	})
 }
 
+// cpuOverBares is subpool's CPU per wave over the two bare proxies' mean,
+// run by run, in ms: the work behind the gaps, steadier than their p99.
+func (s *StreamSeries) cpuOverBares() []float64 {
+	var out []float64
+	for _, r := range s.Runs {
+		if len(r.CPU) > 0 {
+			out = append(out, float64(r.CPU["subpool"])-float64(r.CPU["bare"]+r.CPU["bare2"])/2)
+		}
+	}
+	return out
+}
+
 func (s *StreamSeries) stalls(arm string) (all, atStart int) {
 	for _, r := range s.Runs {
 		all, atStart = all+r.Stalls[arm], atStart+r.StartSt[arm]
@@ -84,9 +99,9 @@ func runStreams(bin string, runs, rounds int, logf func(string, ...any)) (*Strea
 			return nil, err
 		}
 		s.Runs = append(s.Runs, r)
-		logf("streams run %d of %d: gap p99 µs direct %.0f bare %.0f bare2 %.0f subpool %.0f → subpool %+.0f over bare, %+.0f over the bares' mean (bare2 %+.0f); stalls bare %d bare2 %d subpool %d; broken streams %v",
+		logf("streams run %d of %d: gap p99 µs direct %.0f bare %.0f bare2 %.0f subpool %.0f → subpool %+.0f over bare, %+.0f over the bares' mean (bare2 %+.0f); stalls bare %d bare2 %d subpool %d; broken streams %v; CPU per wave ms %v",
 			i+1, runs, float64(r.Gap99["direct"]), float64(r.Gap99["bare"]), float64(r.Gap99["bare2"]), float64(r.Gap99["subpool"]),
-			s.overBare()[i], s.overBares()[i], s.bare2OverBare()[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], r.Errors)
+			s.overBare()[i], s.overBares()[i], s.bare2OverBare()[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], r.Errors, r.CPU)
 	}
 	return s, nil
 }
@@ -106,8 +121,21 @@ func streamRun(bin string, rounds int) (StreamRun, error) {
 	}
 	o := &Overhead{}
 	x := &overheadRun{cfg: cfg, arms: arms, o: o, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 4)), logf: func(string, ...any) {}}
+	cpu0 := map[string]time.Duration{}
+	for _, a := range arms.sse {
+		if a.proc != nil {
+			cpu0[a.name], _ = cpuTime(a.proc.pid())
+		}
+	}
 	x.sse()
-	r := StreamRun{Gap99: map[string]num{}, Steady: map[string]num{}, Stalls: map[string]int{}, StartSt: map[string]int{}, Errors: map[string]int{}}
+	r := StreamRun{Gap99: map[string]num{}, Steady: map[string]num{}, Stalls: map[string]int{}, StartSt: map[string]int{}, Errors: map[string]int{}, CPU: map[string]num{}}
+	for _, a := range arms.sse {
+		if t0, ok := cpu0[a.name]; ok {
+			if t1, err := cpuTime(a.proc.pid()); err == nil {
+				r.CPU[a.name] = num(float64(t1-t0) / 1e6 / float64(rounds))
+			}
+		}
+	}
 	for _, name := range streamArms {
 		sse, ok := o.SSE["n256"][name]
 		if !ok {
@@ -152,14 +180,22 @@ func streamsSection(p printer, s *StreamSeries) {
 	p("`go run ./bench -streams %d` (%s%s): the 256-stream wave alone, %d runs of %d rounds, each run on fresh processes,\n", len(s.Runs), s.Date, revNote(s.Rev), len(s.Runs), s.Rounds)
 	p("every streaming arm in a fresh order each round; per run the median over its rounds of each arm's inter-chunk p99.\n")
 	p("The second bare proxy is the same program as the first: how far it lands from it is the noise floor.\n\n")
-	p("| run | direct | bare | bare2 | subpool | subpool − bare | bare2 − bare | subpool − the bares' mean | stalls bare / bare2 / subpool |\n")
-	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("| run | direct | bare | bare2 | subpool | subpool − bare | bare2 − bare | subpool − the bares' mean | stalls bare / bare2 / subpool | CPU per wave bare / bare2 / subpool |\n")
+	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	ob, b2, obs := s.overBare(), s.bare2OverBare(), s.overBares()
 	for i, r := range s.Runs {
-		p("| %d | %s | %s | %s | %s | %+.0f µs | %+.0f µs | %+.0f µs | %d / %d / %d |\n", i+1, us(r.Gap99["direct"]), us(r.Gap99["bare"]), us(r.Gap99["bare2"]), us(r.Gap99["subpool"]),
-			ob[i], b2[i], obs[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"])
+		cpu := ""
+		if len(r.CPU) > 0 {
+			cpu = fmt.Sprintf("%.0f / %.0f / %.0f ms", float64(r.CPU["bare"]), float64(r.CPU["bare2"]), float64(r.CPU["subpool"]))
+		}
+		p("| %d | %s | %s | %s | %s | %+.0f µs | %+.0f µs | %+.0f µs | %d / %d / %d | %s |\n", i+1, us(r.Gap99["direct"]), us(r.Gap99["bare"]), us(r.Gap99["bare2"]), us(r.Gap99["subpool"]),
+			ob[i], b2[i], obs[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], cpu)
 	}
-	p("| **median** | | | | | **%+.0f µs** | **%+.0f µs** | **%+.0f µs** | |\n\n", median(ob), median(b2), median(obs))
+	cpu := ""
+	if over := s.cpuOverBares(); len(over) > 0 {
+		cpu = fmt.Sprintf("subpool %+.0f ms over the bares' mean", median(over))
+	}
+	p("| **median** | | | | | **%+.0f µs** | **%+.0f µs** | **%+.0f µs** | | %s |\n\n", median(ob), median(b2), median(obs), cpu)
 	within := 0
 	for _, d := range obs {
 		if d <= 50 {
