@@ -121,17 +121,10 @@ func (r *Reader) Next() (Event, error) {
 			name, hasLine = "", false
 			continue
 		}
-		field, value, _ := bytes.Cut(t, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			// A stream's events mostly repeat the last one's name (deltas
-			// after deltas): that string serves again.
-			if string(value) != r.name {
-				r.name = string(value)
-			}
+		switch kind, value := r.field(t); kind {
+		case eventField:
 			name = r.name
-		case "data":
+		case dataField:
 			if hasData {
 				r.data = append(r.data, '\n')
 			}
@@ -139,6 +132,32 @@ func (r *Reader) Next() (Event, error) {
 			hasData = true
 		}
 	}
+}
+
+// The fields a line may hold, as field tells them.
+const (
+	otherField = iota // comments, id, retry, unknown: skipped
+	eventField
+	dataField
+)
+
+// field reads one line (its end trimmed): its field and value. An event
+// line's name goes to r.name.
+func (r *Reader) field(t []byte) (kind int, value []byte) {
+	f, v, _ := bytes.Cut(t, []byte(":"))
+	v = bytes.TrimPrefix(v, []byte(" "))
+	switch string(f) {
+	case "event":
+		// A stream's events mostly repeat the last one's name (deltas
+		// after deltas): that string serves again.
+		if string(v) != r.name {
+			r.name = string(v)
+		}
+		return eventField, v
+	case "data":
+		return dataField, v
+	}
+	return otherField, nil
 }
 
 // inPlace returns the next event when all of it, through its blank line, is
@@ -174,15 +193,10 @@ func (r *Reader) inPlace() (Event, bool) {
 			r.pending = i
 			return Event{Name: name, Data: data, Raw: b[:i]}, true
 		}
-		field, value, _ := bytes.Cut(t, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			if string(value) != r.name {
-				r.name = string(value)
-			}
+		switch kind, value := r.field(t); kind {
+		case eventField:
 			name = r.name
-		case "data":
+		case dataField:
 			switch lines {
 			case 0:
 				data = value
