@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -378,6 +379,11 @@ func (rn *run) emit(e api.Event) {
 // stream is not an error in disguise.
 const maxHeld = 64 << 10
 
+// heldBufs hold streams' preambles until they are sent (deliver): one
+// grown by appends for each stream was, with the event reader's buffer,
+// a seventh of what a stream allocates.
+var heldBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }}
+
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
 	// The two types upstreams send, spelled as they send them, are told
@@ -415,6 +421,8 @@ type answer struct {
 	// read as an event).
 	events *sse.Reader
 	stream bool
+	// held is head's buffer when head is a preamble, from heldBufs.
+	held *[]byte
 	// inStream: the verdict comes from an error event inside a 200
 	// stream; errData is that event's data.
 	inStream bool
@@ -488,7 +496,8 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 func (rn *run) peek(a *answer, credID string) {
 	r := sse.NewReader(a.resp.Body, 0, true)
 	a.events, a.stream = r, true
-	var held []byte
+	a.held = heldBufs.Get().(*[]byte)
+	held := (*a.held)[:0]
 	for len(held) < maxHeld {
 		ev, err := r.Next()
 		held = append(held, ev.Raw...)

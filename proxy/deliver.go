@@ -66,7 +66,7 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 			rn.firstByte = p.o.Clock.Now()
 		}
 		// Sent: a stream would otherwise keep its preamble for its life.
-		a.head = nil
+		a.releaseHead()
 	}
 	if stream && werr == nil {
 		rc.Flush()
@@ -83,6 +83,8 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 	var failed *classify.Verdict
 	if a.events != nil {
 		failed, err = rn.relayEvents(cred, a.events, resp.Body, rc)
+		a.events.Release()
+		a.events = nil
 	} else {
 		err = rn.copyJSON(resp, stream, rc)
 	}
@@ -116,6 +118,16 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 }
 
 var errClientGone = errors.New("the client went away")
+
+// releaseHead drops the sent head, its buffer back to heldBufs when it
+// held a preamble of an ordinary size.
+func (a *answer) releaseHead() {
+	if a.held != nil && cap(a.head) <= 2*maxHeld {
+		*a.held = a.head[:0]
+		heldBufs.Put(a.held)
+	}
+	a.head, a.held = nil, nil
+}
 
 // relayEvents passes a stream's remaining events through unchanged. An
 // error event among them is the upstream's last word to the client, and

@@ -166,3 +166,27 @@ func TestInPlaceNoCopy(t *testing.T) {
 		t.Fatalf("end: %v", err)
 	}
 }
+
+// A released Reader serves the next stream as a new one would: nothing of
+// the last stream's buffered bytes, event name or limit carries over.
+func TestReleasedReaderStartsClean(t *testing.T) {
+	for range 20 { // sync.Pool may drop a Put; most rounds reuse one
+		r := NewReader(strings.NewReader("event: first\ndata: a\n\nevent: left\ndata: unread\n\n"), 8<<10, true)
+		if ev, err := r.Next(); err != nil || ev.Name != "first" {
+			t.Fatalf("first stream: %q %v", ev.Name, err)
+		}
+		r.Release()
+		r = NewReader(strings.NewReader("data: b\n\n"), 0, false)
+		ev, err := r.Next()
+		if err != nil || ev.Name != "" || string(ev.Data) != "b" || ev.Raw != nil {
+			t.Fatalf("second stream: name %q data %q raw %q err %v", ev.Name, ev.Data, ev.Raw, err)
+		}
+		if r.max != MaxEvent {
+			t.Fatalf("limit carried over: %d", r.max)
+		}
+		if _, err := r.Next(); !errors.Is(err, io.EOF) {
+			t.Fatalf("second stream went on: %v", err)
+		}
+		r.Release()
+	}
+}
