@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/subpool/subpool/internal/sim"
@@ -212,9 +213,14 @@ type child struct {
 	url   string
 	cmd   *exec.Cmd
 	stdin io.Closer
+	// With GODEBUG=gctrace=1 in env, the collector's own account of its
+	// cycles and their CPU (µs), as for the served binary.
+	gcCycles, gcCPU atomic.Int64
 }
 
-func startChild(role, upstream string, pin string) (*child, error) {
+// startChild starts this binary as a child in role; env is added to the
+// child's environment.
+func startChild(role, upstream string, pin string, env ...string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -226,7 +232,7 @@ func startChild(role, upstream string, pin string) (*child, error) {
 	} else {
 		cmd = exec.Command(self, args...)
 	}
-	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -235,10 +241,25 @@ func startChild(role, upstream string, pin string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	c := &child{role: role, cmd: cmd, stdin: in}
+	go func() {
+		sc := bufio.NewScanner(errOut)
+		for sc.Scan() {
+			if us, ok := gcTraceCPU(sc.Text()); ok {
+				c.gcCycles.Add(1)
+				c.gcCPU.Add(us)
+				continue
+			}
+			fmt.Fprintln(os.Stderr, sc.Text())
+		}
+	}()
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -258,6 +279,8 @@ func startChild(role, upstream string, pin string) (*child, error) {
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
+
+func (c *child) gc() (cycles, cpuUS int64) { return c.gcCycles.Load(), c.gcCPU.Load() }
 
 func (c *child) stop() {
 	c.stdin.Close()

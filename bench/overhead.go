@@ -36,6 +36,9 @@ type overheadConfig struct {
 	// Strace counts each proxy's system calls over StraceRequests.
 	Strace         bool
 	StraceRequests int
+	// GCTrace runs subpool with GODEBUG=gctrace=1, so that its collector
+	// counts its own cycles and their CPU (-streams).
+	GCTrace bool
 }
 
 func defaultOverhead(quick bool) overheadConfig {
@@ -289,17 +292,21 @@ func startArms(cfg overheadConfig) (s *armSet, err error) {
 		return s, err
 	}
 	s.children = append(s.children, s.up)
-	bare, err := startChild("bare", s.up.url, cpu("1"))
+	var env []string
+	if cfg.GCTrace {
+		env = []string{"GODEBUG=gctrace=1"}
+	}
+	bare, err := startChild("bare", s.up.url, cpu("1"), env...)
 	if err != nil {
 		return s, err
 	}
 	s.children = append(s.children, bare)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), nil); err != nil {
+	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), env); err != nil {
 		return s, err
 	}
-	bare2, err := startChild("bare", s.up.url, cpu("1"))
+	bare2, err := startChild("bare", s.up.url, cpu("1"), env...)
 	if err != nil {
 		return s, err
 	}

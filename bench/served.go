@@ -183,6 +183,8 @@ func (s *served) subscribe() error {
 
 func (s *served) pid() int { return s.cmd.Process.Pid }
 
+func (s *served) gc() (cycles, cpuUS int64) { return s.gcCycles.Load(), s.gcCPU.Load() }
+
 func (s *served) rss() (int64, error) { return vmRSS(s.pid()) }
 
 // stop ends the server with SIGTERM (a clean stop, as the service does),

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,11 @@ type StreamRun struct {
 	// CPU is each proxy's CPU time per wave, in ms (/proc/PID/stat over
 	// the run's waves; a proxy is idle while the others' waves run).
 	CPU map[string]num `json:"cpu_per_wave_ms,omitempty"`
+	// GCCycles and GCCPU are each proxy's collections per wave and their
+	// CPU per wave in ms, the collector's own account (gctrace): with
+	// two cores, a cycle's mark worker holds one of them.
+	GCCycles map[string]num `json:"gc_cycles_per_wave,omitempty"`
+	GCCPU    map[string]num `json:"gc_cpu_per_wave_ms,omitempty"`
 }
 
 // StreamSeries is -streams's outcome, kept in results.json as
@@ -82,6 +88,19 @@ func (s *StreamSeries) cpuOverBares() []float64 {
 	return out
 }
 
+// gcOverBares is subpool's collector CPU per wave over the two bare
+// proxies' mean, run by run, in ms: the part of cpuOverBares that
+// allocation makes.
+func (s *StreamSeries) gcOverBares() []float64 {
+	var out []float64
+	for _, r := range s.Runs {
+		if len(r.GCCPU) > 0 {
+			out = append(out, float64(r.GCCPU["subpool"])-float64(r.GCCPU["bare"]+r.GCCPU["bare2"])/2)
+		}
+	}
+	return out
+}
+
 func (s *StreamSeries) stalls(arm string) (all, atStart int) {
 	for _, r := range s.Runs {
 		all, atStart = all+r.Stalls[arm], atStart+r.StartSt[arm]
@@ -99,16 +118,16 @@ func runStreams(bin string, runs, rounds int, logf func(string, ...any)) (*Strea
 			return nil, err
 		}
 		s.Runs = append(s.Runs, r)
-		logf("streams run %d of %d: gap p99 µs direct %.0f bare %.0f bare2 %.0f subpool %.0f → subpool %+.0f over bare, %+.0f over the bares' mean (bare2 %+.0f); stalls bare %d bare2 %d subpool %d; broken streams %v; CPU per wave ms %v",
+		logf("streams run %d of %d: gap p99 µs direct %.0f bare %.0f bare2 %.0f subpool %.0f → subpool %+.0f over bare, %+.0f over the bares' mean (bare2 %+.0f); stalls bare %d bare2 %d subpool %d; broken streams %v; CPU per wave ms %v; GC per wave: cycles %v, ms %v",
 			i+1, runs, float64(r.Gap99["direct"]), float64(r.Gap99["bare"]), float64(r.Gap99["bare2"]), float64(r.Gap99["subpool"]),
-			s.overBare()[i], s.overBares()[i], s.bare2OverBare()[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], r.Errors, r.CPU)
+			s.overBare()[i], s.overBares()[i], s.bare2OverBare()[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], r.Errors, r.CPU, r.GCCycles, r.GCCPU)
 	}
 	return s, nil
 }
 
 func streamRun(bin string, rounds int) (StreamRun, error) {
 	cfg := defaultOverhead(false)
-	cfg.Bin, cfg.Rounds, cfg.SSEStreams, cfg.Handler = bin, rounds, []int{256}, false
+	cfg.Bin, cfg.Rounds, cfg.SSEStreams, cfg.Handler, cfg.GCTrace = bin, rounds, []int{256}, false, true
 	arms, err := startArms(cfg)
 	if err != nil {
 		return StreamRun{}, err
@@ -122,18 +141,26 @@ func streamRun(bin string, rounds int) (StreamRun, error) {
 	o := &Overhead{}
 	x := &overheadRun{cfg: cfg, arms: arms, o: o, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 4)), logf: func(string, ...any) {}}
 	cpu0 := map[string]time.Duration{}
+	type gcCount struct{ cycles, cpuUS int64 }
+	gc0 := map[string]gcCount{}
 	for _, a := range arms.sse {
 		if a.proc != nil {
 			cpu0[a.name], _ = cpuTime(a.proc.pid())
+			c, us := a.proc.gc()
+			gc0[a.name] = gcCount{c, us}
 		}
 	}
 	x.sse()
-	r := StreamRun{Gap99: map[string]num{}, Steady: map[string]num{}, Stalls: map[string]int{}, StartSt: map[string]int{}, Errors: map[string]int{}, CPU: map[string]num{}}
+	r := StreamRun{Gap99: map[string]num{}, Steady: map[string]num{}, Stalls: map[string]int{}, StartSt: map[string]int{}, Errors: map[string]int{},
+		CPU: map[string]num{}, GCCycles: map[string]num{}, GCCPU: map[string]num{}}
 	for _, a := range arms.sse {
 		if t0, ok := cpu0[a.name]; ok {
 			if t1, err := cpuTime(a.proc.pid()); err == nil {
 				r.CPU[a.name] = num(float64(t1-t0) / 1e6 / float64(rounds))
 			}
+			c, us := a.proc.gc()
+			r.GCCycles[a.name] = num(float64(c-gc0[a.name].cycles) / float64(rounds))
+			r.GCCPU[a.name] = num(float64(us-gc0[a.name].cpuUS) / 1e3 / float64(rounds))
 		}
 	}
 	for _, name := range streamArms {
@@ -180,22 +207,32 @@ func streamsSection(p printer, s *StreamSeries) {
 	p("`go run ./bench -streams %d` (%s%s): the 256-stream wave alone, %d runs of %d rounds, each run on fresh processes,\n", len(s.Runs), s.Date, revNote(s.Rev), len(s.Runs), s.Rounds)
 	p("every streaming arm in a fresh order each round; per run the median over its rounds of each arm's inter-chunk p99.\n")
 	p("The second bare proxy is the same program as the first: how far it lands from it is the noise floor.\n\n")
-	p("| run | direct | bare | bare2 | subpool | subpool − bare | bare2 − bare | subpool − the bares' mean | stalls bare / bare2 / subpool | CPU per wave bare / bare2 / subpool |\n")
-	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("| run | direct | bare | bare2 | subpool | subpool − bare | bare2 − bare | subpool − the bares' mean | stalls bare / bare2 / subpool | CPU per wave bare / bare2 / subpool | collections per wave (their CPU) bare / bare2 / subpool |\n")
+	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	ob, b2, obs := s.overBare(), s.bare2OverBare(), s.overBares()
 	for i, r := range s.Runs {
-		cpu := ""
+		cpu, gc := "", ""
 		if len(r.CPU) > 0 {
 			cpu = fmt.Sprintf("%.0f / %.0f / %.0f ms", float64(r.CPU["bare"]), float64(r.CPU["bare2"]), float64(r.CPU["subpool"]))
 		}
-		p("| %d | %s | %s | %s | %s | %+.0f µs | %+.0f µs | %+.0f µs | %d / %d / %d | %s |\n", i+1, us(r.Gap99["direct"]), us(r.Gap99["bare"]), us(r.Gap99["bare2"]), us(r.Gap99["subpool"]),
-			ob[i], b2[i], obs[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], cpu)
+		if len(r.GCCycles) > 0 {
+			var arms []string
+			for _, arm := range streamArms[1:] {
+				arms = append(arms, fmt.Sprintf("%.2f (%.0f ms)", float64(r.GCCycles[arm]), float64(r.GCCPU[arm])))
+			}
+			gc = strings.Join(arms, " / ")
+		}
+		p("| %d | %s | %s | %s | %s | %+.0f µs | %+.0f µs | %+.0f µs | %d / %d / %d | %s | %s |\n", i+1, us(r.Gap99["direct"]), us(r.Gap99["bare"]), us(r.Gap99["bare2"]), us(r.Gap99["subpool"]),
+			ob[i], b2[i], obs[i], r.Stalls["bare"], r.Stalls["bare2"], r.Stalls["subpool"], cpu, gc)
 	}
-	cpu := ""
+	cpu, gc := "", ""
 	if over := s.cpuOverBares(); len(over) > 0 {
 		cpu = fmt.Sprintf("subpool %+.0f ms over the bares' mean", median(over))
 	}
-	p("| **median** | | | | | **%+.0f µs** | **%+.0f µs** | **%+.0f µs** | | %s |\n\n", median(ob), median(b2), median(obs), cpu)
+	if over := s.gcOverBares(); len(over) > 0 {
+		gc = fmt.Sprintf("subpool %+.0f ms over the bares' mean", median(over))
+	}
+	p("| **median** | | | | | **%+.0f µs** | **%+.0f µs** | **%+.0f µs** | | %s | %s |\n\n", median(ob), median(b2), median(obs), cpu, gc)
 	within := 0
 	for _, d := range obs {
 		if d <= 50 {

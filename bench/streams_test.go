@@ -37,6 +37,13 @@ func TestStreamSeriesMedians(t *testing.T) {
 	if got, want := median(s.bare2OverBare()), 0.0; got != want {
 		t.Errorf("bare2 over bare %v, want %v (%v)", got, want, s.bare2OverBare())
 	}
+	for i, cpu := range []num{20, 12, 14, 18, 16} {
+		s.Runs[i].GCCycles = map[string]num{"bare": 0.5, "bare2": 0.75, "subpool": 1}
+		s.Runs[i].GCCPU = map[string]num{"bare": 8, "bare2": 10, "subpool": cpu}
+	}
+	if got, want := median(s.gcOverBares()), 7.0; got != want {
+		t.Errorf("collector CPU over the bares' mean %v, want %v (%v)", got, want, s.gcOverBares())
+	}
 	if all, start := s.stalls("subpool"); all != 43 || start != 43 {
 		t.Errorf("stalls %d (%d at the start), want 43", all, start)
 	}
@@ -47,6 +54,8 @@ func TestStreamSeriesMedians(t *testing.T) {
 		"| **median** | | | | | **+100 µs** | **+0 µs** | **+0 µs** |",
 		"within the bares' mean + 50 µs in 3 of 5 runs",
 		"subpool 43 (43), 0 broken.",
+		"| 0.50 (8 ms) / 0.75 (10 ms) / 1.00 (20 ms) |",
+		"| subpool +7 ms over the bares' mean |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the section lacks %q:\n%s", want, out)
