@@ -345,9 +345,14 @@ func seriesSays(r *Results) string {
 	if d > 50 {
 		verdict = "so issue 27's bound of bare + 50 µs is not shown, whatever one run's figure says"
 	}
-	return fmt.Sprintf(` Run after run on fresh processes (%d runs of %d rounds, `+"`go run ./bench -streams`"+`), subpool's
+	out := fmt.Sprintf(` Run after run on fresh processes (%d runs of %d rounds, `+"`go run ./bench -streams`"+`), subpool's
 256-stream inter-chunk p99 is a median %+.0f µs over the mean of the two bare proxies (%+.0f µs over the first; the
 second lands a median %+.0f µs from the first), %s.`, len(s.Runs), s.Rounds, d, median(s.overBare()), median(s.bare2OverBare()), verdict)
+	if cpu, gc := s.cpuOverBares(), s.gcOverBares(); len(cpu) > 0 && len(gc) > 0 {
+		out += fmt.Sprintf(` Behind the gaps is the work: subpool spends a median %+.0f ms of CPU per wave over the bares' mean, %+.0f ms
+of it in its collector.`, median(cpu), median(gc))
+	}
+	return out
 }
 
 // floorP99 tells that the absolute p99 target measures the loopback hop on

@@ -107,3 +107,23 @@ func TestGapJudgedOnTheSeries(t *testing.T) {
 		t.Errorf("+0 over the bares' mean judged missed: %+v", got)
 	}
 }
+
+// The findings tell the series' verdict and, with the CPU counts, the work
+// and the collector's share of it.
+func TestSeriesSays(t *testing.T) {
+	r := &Results{Streams: &StreamSeries{Rounds: 12, Runs: []StreamRun{
+		streamRunOf(22000, 23000, 23000, 23400, 0),
+		streamRunOf(22000, 23000, 23200, 23500, 0),
+		streamRunOf(22000, 23000, 22800, 22900, 0),
+	}}}
+	for i := range r.Streams.Runs {
+		r.Streams.Runs[i].CPU = map[string]num{"bare": 500, "bare2": 510, "subpool": 540}
+		r.Streams.Runs[i].GCCPU = map[string]num{"bare": 9, "bare2": 11, "subpool": 16}
+	}
+	got := seriesSays(r)
+	for _, want := range []string{"a median +400 µs over the mean", "is not shown", "+35 ms of CPU per wave", "+6 ms\nof it in its collector"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+}
