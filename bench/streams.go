@@ -79,23 +79,22 @@ func (s *StreamSeries) overBares() []float64 {
 // cpuOverBares is subpool's CPU per wave over the two bare proxies' mean,
 // run by run, in ms: the work behind the gaps, steadier than their p99.
 func (s *StreamSeries) cpuOverBares() []float64 {
-	var out []float64
-	for _, r := range s.Runs {
-		if len(r.CPU) > 0 {
-			out = append(out, float64(r.CPU["subpool"])-float64(r.CPU["bare"]+r.CPU["bare2"])/2)
-		}
-	}
-	return out
+	return s.overBaresOf(func(r StreamRun) map[string]num { return r.CPU })
 }
 
-// gcOverBares is subpool's collector CPU per wave over the two bare
-// proxies' mean, run by run, in ms: the part of cpuOverBares that
-// allocation makes.
+// gcOverBares is the same for the collector's CPU: the part of
+// cpuOverBares that allocation makes.
 func (s *StreamSeries) gcOverBares() []float64 {
+	return s.overBaresOf(func(r StreamRun) map[string]num { return r.GCCPU })
+}
+
+// overBaresOf is subpool's figure over the two bare proxies' mean, run by
+// run, for the runs that counted it.
+func (s *StreamSeries) overBaresOf(f func(StreamRun) map[string]num) []float64 {
 	var out []float64
 	for _, r := range s.Runs {
-		if len(r.GCCPU) > 0 {
-			out = append(out, float64(r.GCCPU["subpool"])-float64(r.GCCPU["bare"]+r.GCCPU["bare2"])/2)
+		if m := f(r); len(m) > 0 {
+			out = append(out, float64(m["subpool"])-float64(m["bare"]+m["bare2"])/2)
 		}
 	}
 	return out

@@ -168,7 +168,8 @@ func TestInPlaceNoCopy(t *testing.T) {
 }
 
 // A released Reader serves the next stream as a new one would: nothing of
-// the last stream's buffered bytes, event name or limit carries over.
+// the last stream's buffered bytes, the event it held in place, or its limit
+// carries over.
 func TestReleasedReaderStartsClean(t *testing.T) {
 	for range 20 { // sync.Pool may drop a Put; most rounds reuse one
 		r := NewReader(strings.NewReader("event: first\ndata: a\n\nevent: left\ndata: unread\n\n"), 8<<10, true)
