@@ -259,6 +259,9 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 			}
 			fmt.Fprintln(os.Stderr, sc.Text())
 		}
+		// A line past the scanner's limit ends the scan: the rest is
+		// still drained, or the child would block writing its log.
+		io.Copy(os.Stderr, errOut)
 	}()
 	line := make(chan string, 1)
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -125,6 +126,9 @@ base_url = %q
 				}
 			}
 		}
+		// A line past the scanner's limit ends the scan: the rest is
+		// still drained, or the server would block writing its log.
+		io.Copy(io.Discard, stderr)
 	}()
 	select {
 	case a := <-addr:
