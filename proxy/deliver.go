@@ -136,8 +136,9 @@ func (a *answer) releaseHead() {
 func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, rc *http.ResponseController) (failed *classify.Verdict, err error) {
 	// Held here, not read through rn per event: with hundreds of streams
 	// open, each stream's run is out of the cache by its next event, and
-	// those loads were most of the loop's own time (perf annotate).
-	w, sent := rn.w, !rn.firstByte.IsZero()
+	// those loads were most of the loop's own time (perf annotate; the
+	// meter's, through rn.request, was the last of them).
+	w, sent, meter := rn.w, !rn.firstByte.IsZero(), &rn.meter
 	for {
 		ev, err := r.Next()
 		if len(ev.Raw) > 0 {
@@ -166,10 +167,8 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 			}
 			return failed, err
 		}
-		if err == nil {
-			rn.meter.Event(ev.Name, ev.Data)
-			rn.readRateLimits(cred.ID, ev)
-		}
+		meter.Event(ev.Name, ev.Data)
+		rn.readRateLimits(cred.ID, ev)
 		if failed == nil && isErrorEvent(ev) {
 			if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
 				act := policy.Decide(rn.pol, policy.Attempt{Attempts: rn.attempts, Model: rn.model, Provider: rn.prov.Name, Started: true}, v)
