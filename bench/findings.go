@@ -32,7 +32,7 @@ var findings = []finding{
 		text:  outageProbes,
 	},
 	{
-		title: "What each open stream holds (proxy/streaming.go `peek`, `relayEvents`; proxy/sse `Reader`)",
+		title: "What each open stream holds (proxy/attempt.go `peek`, proxy/deliver.go `relayEvents`; proxy/sse `Reader`)",
 		ids:   []string{"per-stream"},
 		text:  streamMemory,
 	},
@@ -52,7 +52,7 @@ var findings = []finding{
 		text:  cpuPerRequest,
 	},
 	{
-		title: "Time to first token: a stream's preamble is held until its first content, its headers are not (proxy/streaming.go `peek`, `commit`, `deliver`)",
+		title: "Time to first token: a stream's preamble is held until its first content, its headers are not (proxy/attempt.go `peek`, proxy/deliver.go `commit`, `deliver`)",
 		ids:   []string{"sse-ttft"},
 		text:  heldPreamble,
 	},
@@ -268,7 +268,7 @@ func sseSpread(r *Results) string {
 	}
 	var b strings.Builder
 	b.WriteString(`Per event, subpool does a little more than the bare proxy. It reads the stream event by event with
-the program's one SSE reader (proxy/sse; ` + "`relayEvents`" + ` in proxy/streaming.go), writes each event as it came and
+the program's one SSE reader (proxy/sse; ` + "`relayEvents`" + ` in proxy/deliver.go), writes each event as it came and
 flushes unless the next event is already in the reader's buffer, so one ` + "`Flush`" + ` per upstream write, as the bare
 proxy has with its one ` + "`Read`" + `, ` + "`Write`" + `, ` + "`Flush`" + ` per write through a 32 KiB buffer (` + "`ReverseProxy`" + ` with
 FlushInterval −1). Each event also goes to the token meter (` + "`metering.(*Meter).Event`" + `: a switch on the event's
@@ -499,7 +499,7 @@ func heldPreamble(r *Results) string {
 	}
 	var b strings.Builder
 	b.WriteString(`subpool holds a 200 stream's preamble (message_start, content_block_start and ping; response.created,
-response.in_progress and the like) until the first event with content (` + "`peek`" + ` in proxy/streaming.go), so that
+response.in_progress and the like) until the first event with content (` + "`peek`" + ` in proxy/attempt.go), so that
 an error event before any content, an in-stream overload or rate limit, can still be retried on another key: the
 engine requires it. The response headers do not wait with it: once the stream's first event is an ordinary one (the
 usual refusal comes first, in its place), ` + "`commit`" + ` sends the status and headers, so the client has parsed them,

@@ -67,7 +67,7 @@ func servedFinding(r *Results) string {
 **Done** (the engine, proxy/): the token meter (proxy/metering/tokens.go ` + "`Meter.JSON`" + `) no longer decodes the whole
 answer: gjson finds the ` + "`usage`" + ` object and reads its counts too, with no encoding/json, in 1 or 2 allocations
 (` + "`BenchmarkMeterJSON`" + ` in proxy/metering/bench_test.go; ` + "`FuzzJSON`" + ` checks it against the old reader).
-` + "`copyHeader`" + ` (proxy/streaming.go) shares the upstream's value slices, capped so that an append copies.
+` + "`copyHeader`" + ` (proxy/send.go) shares the upstream's value slices, capped so that an append copies.
 ` + "`classify.ReadWindows`" + ` (proxy/classify/quota.go, headers.go) compares header keys in the case they arrive and
 keeps its state on the stack: about 2 µs and 2 allocations on an Anthropic API-key answer, where it was about 4 µs
 and 25 (` + "`BenchmarkReadWindowsAPIKey`" + `). It still runs on every answer, successes included: every answer's windows
@@ -84,7 +84,7 @@ the event websocket keeps one JSON encoder per connection and sets the socket's 
 (` + "`BenchmarkWriteBatch`" + `: about a fifth less per event, the same bytes on the wire); ` + "`ReadWindows`" + ` matches keys
 as net/http spells them before folding case and parses a reset shared by an answer's buckets once (about a quarter
 less); the headers every answer carries are set without canonicalizing; an API key's auth header is built once per
-credential (app/secrets.go); a request that finds a credential at once no longer makes the pool build a wake-up
+credential (daemon/secrets.go); a request that finds a credential at once no longer makes the pool build a wake-up
 channel; a request is marked with its client once.
 
 **Left:** work the product asks for on every request, none of it over 5 % of the CPU: the history row (SQLite in pure

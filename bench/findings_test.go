@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -104,5 +107,24 @@ func TestGCPriceFromTheSweep(t *testing.T) {
 	}
 	if text := gcPrice(&Results{}); text != "" {
 		t.Errorf("no sweep, got %q", text)
+	}
+}
+
+// The report points readers at the code behind each finding; a file that
+// was split or renamed since would send them nowhere.
+func TestReportNamesFilesThatExist(t *testing.T) {
+	r := recorded(t)
+	for i := range r.Targets {
+		r.Targets[i].Met = false
+	}
+	md := report(r)
+	named := regexp.MustCompile(`\b(?:proxy|daemon|internal|app|bench)/[a-z0-9_/]+\.go\b`).FindAllString(md, -1)
+	if len(named) == 0 {
+		t.Fatal("the report names no source file; the pattern is out of date")
+	}
+	for _, f := range named {
+		if _, err := os.Stat(filepath.Join("..", f)); err != nil {
+			t.Errorf("the report names %s, which does not exist", f)
+		}
 	}
 }
