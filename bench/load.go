@@ -254,6 +254,21 @@ func (a *arm) stream(ctx context.Context, slow bool) streamResult {
 	}
 }
 
+// broken says why a stream that should have carried want frames is
+// broken, or nil. A proxy may end a failed stream cleanly, with an error
+// event in it (subpool does, once bytes are out): short is broken all the
+// same, or a proxy that cuts connections would be counted worse than one
+// that ends streams early.
+func (r streamResult) broken(want int) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.frames < want {
+		return fmt.Errorf("the stream ended after %d of %d frames", r.frames, want)
+	}
+	return nil
+}
+
 // wave opens n streams, their starts spread evenly over spread, and waits
 // for all of them. onTick, if set, runs every 100 ms while they run.
 func (a *arm) wave(n int, slow bool, spread time.Duration, onTick func()) []streamResult {

@@ -671,10 +671,10 @@ func (x *overheadRun) sse() {
 				t := totals[k][a.name]
 				for _, s := range res {
 					t.Expected += sseChunks + 6
-					if s.err != nil {
+					if err := s.broken(sseChunks + 6); err != nil {
 						t.Errors++
 						if t.FirstErr == "" {
-							t.FirstErr = s.err.Error()
+							t.FirstErr = err.Error()
 						}
 					}
 					t.Frames += s.frames

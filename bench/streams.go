@@ -241,7 +241,7 @@ func streamsSection(p printer, s *StreamSeries) {
 	p("Subpool within the bares' mean + 50 µs in %d of %d runs; the two bare proxies apart by %s to %s. Stalls (gaps over\n", within, len(obs),
 		us(num(slices.Min(absAll(b2)))), us(num(slices.Max(absAll(b2)))))
 	p("twice the interval) over the series, all and at a stream's start, and streams broken off (the client saw the\n")
-	p("connection end mid-stream):")
+	p("connection end mid-stream, or the stream end short of its frames):")
 	for i, arm := range streamArms[1:] {
 		all, start := s.stalls(arm)
 		broken := 0

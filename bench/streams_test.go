@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -124,6 +125,30 @@ func TestSeriesSays(t *testing.T) {
 	for _, want := range []string{"a median +400 µs over the mean", "is not shown", "+35 ms of CPU per wave", "+6 ms\nof it in its collector"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// A stream that ended cleanly but short is broken, as one cut off is: a
+// proxy that ends a failed stream with an in-band error event must not be
+// counted as having broken none.
+func TestShortStreamIsBroken(t *testing.T) {
+	cut := errors.New("unexpected EOF")
+	for _, c := range []struct {
+		r    streamResult
+		want string
+	}{
+		{streamResult{frames: 70}, ""},
+		{streamResult{frames: 71}, ""},
+		{streamResult{frames: 40}, "the stream ended after 40 of 70 frames"},
+		{streamResult{frames: 40, err: cut}, "unexpected EOF"},
+	} {
+		got := ""
+		if err := c.r.broken(70); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%d frames, err %v: broken %q, want %q", c.r.frames, c.r.err, got, c.want)
 		}
 	}
 }
