@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/subpool/subpool/internal/sim"
@@ -209,13 +208,11 @@ func (keyAuth) Auth(_ context.Context, cred pool.Credential, refresh bool) (auth
 
 // child is a running child process.
 type child struct {
-	role  string
-	url   string
-	cmd   *exec.Cmd
-	stdin io.Closer
-	// With GODEBUG=gctrace=1 in env, the collector's own account of its
-	// cycles and their CPU (µs), as for the served binary.
-	gcCycles, gcCPU atomic.Int64
+	role      string
+	url       string
+	cmd       *exec.Cmd
+	stdin     io.Closer
+	gcCounter // read from its stderr, as for the served binary
 }
 
 // startChild starts this binary as a child in role; env is added to the
@@ -252,9 +249,7 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 	go func() {
 		sc := bufio.NewScanner(errOut)
 		for sc.Scan() {
-			if us, ok := gcTraceCPU(sc.Text()); ok {
-				c.gcCycles.Add(1)
-				c.gcCPU.Add(us)
+			if c.take(sc.Text()) {
 				continue
 			}
 			fmt.Fprintln(os.Stderr, sc.Text())
@@ -282,8 +277,6 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
-
-func (c *child) gc() (cycles, cpuUS int64) { return c.gcCycles.Load(), c.gcCPU.Load() }
 
 func (c *child) stop() {
 	c.stdin.Close()

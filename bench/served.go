@@ -36,9 +36,7 @@ type served struct {
 	wsDone chan struct{}
 	events atomic.Int64 // messages the subscriber received
 
-	// With GODEBUG=gctrace=1 in env, the collector's own account of its
-	// cycles and their CPU (µs), read from the log (-gc).
-	gcCycles, gcCPU atomic.Int64
+	gcCounter // read from the log (-gc, -streams)
 }
 
 // servedKeys are the two API keys the home holds; the upstream accepts any.
@@ -113,9 +111,7 @@ base_url = %q
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
-			if us, ok := gcTraceCPU(line); ok {
-				s.gcCycles.Add(1)
-				s.gcCPU.Add(us)
+			if s.take(line) {
 				continue
 			}
 			s.log.add(line)
@@ -187,8 +183,6 @@ func (s *served) subscribe() error {
 
 func (s *served) pid() int { return s.cmd.Process.Pid }
 
-func (s *served) gc() (cycles, cpuUS int64) { return s.gcCycles.Load(), s.gcCPU.Load() }
-
 func (s *served) rss() (int64, error) { return vmRSS(s.pid()) }
 
 // stop ends the server with SIGTERM (a clean stop, as the service does),
@@ -209,6 +203,22 @@ func (s *served) stop() {
 	}
 	os.RemoveAll(s.home)
 }
+
+// gcCounter is a process's collections and their CPU (µs), the
+// collector's own account when the process runs with GODEBUG=gctrace=1.
+type gcCounter struct{ gcCycles, gcCPU atomic.Int64 }
+
+// take counts line when it is a gctrace line, and says whether it was.
+func (g *gcCounter) take(line string) bool {
+	us, ok := gcTraceCPU(line)
+	if ok {
+		g.gcCycles.Add(1)
+		g.gcCPU.Add(us)
+	}
+	return ok
+}
+
+func (g *gcCounter) gc() (cycles, cpuUS int64) { return g.gcCycles.Load(), g.gcCPU.Load() }
 
 // gcTraceCPU reads the CPU time of one collection from a GODEBUG=gctrace=1
 // line ("gc 52 @6.269s 3%: 2.3+15+0.11 ms clock, 4.6+0.86/5.3/0+0.22 ms
