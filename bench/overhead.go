@@ -250,7 +250,8 @@ type Upload struct {
 
 // The upload of issue 27: 50 MB with no length, over the default max_body
 // (the bench's homes set none). uploadSettle is long enough for the
-// idle watcher's three checks 5 s apart (daemon/idlemem.go).
+// idle watcher's early release after a large body: three checks 5 s
+// apart (daemon/idlemem.go).
 const (
 	uploadBytes  = 50_000_000
 	uploadLimit  = config.DefaultMaxBody

@@ -7,70 +7,88 @@ import (
 	"time"
 )
 
-// Memory back after a load. With the collector's target above the default
-// (app's tuneGC) the heap a burst of streams grew stays mapped once they
-// end: with nothing allocating, no collection comes to give it back, and
-// the runtime's scavenger returns it slowly (issue 27: RSS stayed at its
-// 98 MiB peak a minute after 200 streams ended, from 17 MiB idle). A
-// background service on a laptop should hold what it needs, so once a
-// load has ended and nothing has been in flight for a while, a collection
-// runs and the heap it frees goes back to the system. (The free heap is no
-// guide before that collection: the dead streams' buffers still count as
-// objects until one runs.)
+// Memory back after a load. The heap a burst of streams grew stays mapped
+// once they end: with nothing allocating, no collection comes to free the
+// dead streams' buffers, and the runtime's scavenger returns free memory
+// slowly (issue 27: RSS stayed at its 98 MiB peak a minute after 200
+// streams ended, from 17 MiB idle). A background service on a laptop
+// should hold what it needs, so once a load has ended and nothing has been
+// in flight for a while, a collection runs and the heap it frees goes back
+// to the system. (The free heap is no guide before that collection: the
+// dead streams' buffers still count as objects until one runs.)
 //
-// A load is seen in two ways: a request in flight at a check, or the
-// memory the runtime holds grown by heldGrowth since memory last went
-// back. The second catches what a check every few seconds misses: one
-// large request between two checks (issue 27: a 50 MB chunked upload
-// refused at max_body took RSS from 98 to 173 MiB, and it stayed).
+// When: once, late, after an ordinary load (lateChecks quiet checks,
+// after the kept-alive connections the load left have closed with their
+// buffers). A burst of streams that comes back within that time (a person
+// working, or the 256-stream waves of the bench) finds its heap still
+// there, where a release between the bursts would make each one grow it
+// again, with the page faults and extra collections that costs. Early
+// too (idleChecks) after a load whose memory is worth handing back soon:
+// a large request body (counted by the proxy, LargeBodies), a load no
+// check saw in flight (the memory held grown by heldGrowth since memory
+// last went back: one large request between two checks; issue 27's 50 MB
+// chunked upload refused at max_body took RSS from 98 to 173 MiB, and it
+// stayed), or memory held bigHeld above what it was after the last
+// release.
 const (
 	idleCheckEvery = 5 * time.Second
-	// idleChecks in a row with nothing in flight before memory goes back:
-	// a pause between two bursts keeps the heap for the next one.
+	// idleChecks in a row with nothing in flight before memory goes back
+	// early: a pause between two bursts keeps the heap for the next one.
 	idleChecks = 3
-	// lateChecks: once more, after the kept-alive connections the load
-	// left have closed (the server's IdleTimeout, 30 s), with their
-	// buffers.
+	// lateChecks: the release after every load, once the kept-alive
+	// connections it left have closed (the server's idle timeout).
 	lateChecks = 9
 	// heldGrowth is how much more memory than after the last release
 	// counts as a load: above what an idle proxy's own work (the state
 	// file, the history, a usage poll) moves it by, below what one large
 	// body costs.
 	heldGrowth = 16 << 20
+	// bigHeld above what was kept is too much to hold for lateChecks.
+	bigHeld = 64 << 20
 )
 
 // memRelease is the idle watcher's state: how many checks in a row saw
 // nothing in flight, whether a load was seen since memory last went back
-// (a process that served nothing has nothing to give back), what the
-// runtime held then (kept), and the most it held since a load was last
-// seen (peak).
+// (a process that served nothing has nothing to give back) and whether it
+// calls for an early release, what the runtime held then (kept), the most
+// it held since a load was last seen (peak), and the proxy's count of
+// large bodies at the last check.
 type memRelease struct {
-	idle       int
-	busy       bool
-	kept, peak uint64
+	idle        int
+	busy, early bool
+	kept, peak  uint64
+	bodies      int64
 }
 
-// check says, for what one check saw (requests in flight, memory held),
-// whether to hand memory back now: at idleChecks and at lateChecks checks
-// of a quiet spell after a load.
-func (m *memRelease) check(inFlight int64, held uint64) bool {
+// check says, for what one check saw (requests in flight, memory held,
+// large bodies read so far), whether to hand memory back now.
+func (m *memRelease) check(inFlight int64, held uint64, bodies int64) bool {
+	if bodies != m.bodies {
+		// A large body since the last check: its quiet spell starts
+		// now, or when the requests in flight end.
+		m.bodies, m.idle, m.busy, m.early = bodies, 0, true, true
+		m.peak = max(m.peak, held)
+	}
 	if inFlight > 0 {
 		m.idle, m.busy, m.peak = 0, true, max(m.peak, held)
 		return false
 	}
 	if held > max(m.kept, m.peak)+heldGrowth {
-		// A load that came and went between two checks: the quiet
-		// spell after it starts now.
-		m.idle, m.busy, m.peak = 0, true, held
+		// A load that came and went between two checks.
+		m.idle, m.busy, m.early, m.peak = 0, true, true, held
+	}
+	if m.busy && max(held, m.peak) > m.kept+bigHeld {
+		m.early = true
 	}
 	m.idle++
 	if !m.busy {
 		return false
 	}
 	if m.idle >= lateChecks {
-		m.busy = false
+		m.busy, m.early = false, false
+		return true
 	}
-	return m.idle == idleChecks || m.idle == lateChecks
+	return m.early && m.idle == idleChecks
 }
 
 // released records what the runtime held once memory went back.
@@ -102,7 +120,7 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.check(s.proxy.InFlight(), heldMemory(samples)) {
+		if m.check(s.proxy.InFlight(), heldMemory(samples), s.proxy.LargeBodies()) {
 			debug.FreeOSMemory()
 			m.released(heldMemory(samples))
 		}

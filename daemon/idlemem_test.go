@@ -5,45 +5,63 @@ import (
 	"testing"
 )
 
-// Memory goes back once a load has ended and nothing was in flight for
-// idleChecks checks in a row, and once more at lateChecks (when the load's
-// idle connections have closed); a request in between starts the count
-// again, and a process that served nothing is left alone.
-func TestMemoryGoesBackWhenIdle(t *testing.T) {
+// releases runs checks of an idle proxy (nothing in flight, memory held
+// steady, no large body) and says at which of them memory went back,
+// counting from 1.
+func releases(m *memRelease, checks int, held uint64, bodies int64) []int {
+	var at []int
+	for i := 1; i <= checks; i++ {
+		if m.check(0, held, bodies) {
+			at = append(at, i)
+			m.released(held)
+		}
+	}
+	return at
+}
+
+// After an ordinary load memory goes back once, late: lateChecks checks
+// with nothing in flight (when the load's idle connections have closed),
+// so a burst that comes back sooner finds its heap. A request in between
+// starts the count again, and a process that served nothing is left
+// alone.
+func TestMemoryGoesBackLateAfterALoad(t *testing.T) {
 	const held = 10 << 20 // steady: only requests in flight tell of a load
 	m := memRelease{kept: held}
-	steps := []struct {
-		inFlight int64
-		want     bool
-	}{
-		{0, false}, // idle from the start: nothing to give back
-		{0, false},
-		{0, false},
-		{0, false},
-		{3, false}, // a load
-		{0, false}, // idle 1
-		{0, false}, // idle 2
-		{1, false}, // a request: the count starts again
-		{0, false}, // idle 1
-		{0, false}, // idle 2
-		{0, true},  // idle 3: back to the system
-		{0, false}, // 4
-		{0, false}, // 5
-		{0, false}, // 6
-		{0, false}, // 7
-		{0, false}, // 8
-		{0, true},  // 9: once more, the idle connections closed
-		{0, false}, // then no more in this quiet spell
-		{0, false},
-		{2, false}, // the next load
-		{0, false},
-		{0, false},
-		{0, true},
+	if at := releases(&m, 20, held, 0); at != nil {
+		t.Fatalf("idle from the start: memory went back at checks %v", at)
 	}
-	for i, s := range steps {
-		if got := m.check(s.inFlight, held); got != s.want {
-			t.Fatalf("step %d (in flight %d): release %v, want %v", i, s.inFlight, got, s.want)
+	m.check(3, held, 0) // a load
+	for i := 1; i < lateChecks-1; i++ {
+		if m.check(0, held, 0) {
+			t.Fatalf("quiet check %d after an ordinary load: memory went back early", i)
 		}
+	}
+	m.check(1, held, 0) // a request: the count starts again
+	if at := releases(&m, 30, held, 0); len(at) != 1 || at[0] != lateChecks {
+		t.Fatalf("after the load: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	}
+	m.check(2, held, 0) // the next load
+	if at := releases(&m, 30, held, 0); len(at) != 1 || at[0] != lateChecks {
+		t.Fatalf("after the next load: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	}
+}
+
+// A large body (counted by the proxy) calls for memory back early, at
+// idleChecks quiet checks after it, and late once more; its quiet spell
+// starts when the requests in flight with it end.
+func TestALargeBodyGivesMemoryBackEarly(t *testing.T) {
+	const held = 10 << 20
+	m := memRelease{kept: held}
+	if at := releases(&m, 3, held, 0); at != nil {
+		t.Fatalf("idle: memory went back at %v", at)
+	}
+	if at := releases(&m, 20, held, 1); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+		t.Fatalf("after a large body between two checks: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
+	}
+	m.check(4, held, 2) // another, with requests in flight
+	m.check(1, held, 2)
+	if at := releases(&m, 20, held, 2); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+		t.Fatalf("after a large body in a load: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
 }
 
@@ -86,7 +104,7 @@ func TestMemoryGoesBackAfterALoadNoCheckSaw(t *testing.T) {
 		{held: base + 80<<20, want: true, released: base}, // 3: back
 	}
 	for i, s := range steps {
-		got := m.check(0, s.held)
+		got := m.check(0, s.held, 0)
 		if got != s.want {
 			t.Fatalf("step %d (held %d MiB): release %v, want %v", i, s.held>>20, got, s.want)
 		}
@@ -107,18 +125,27 @@ func TestHeldMemoryIsRead(t *testing.T) {
 }
 
 // The memory a load seen in flight grew does not restart the quiet spell
-// after it: memory goes back idleChecks checks after the load, not never.
+// after it, and says when memory goes back: late after a load that grew
+// it by less than bigHeld, early (and late) after one that grew it more.
 func TestALoadsOwnMemoryKeepsItsQuietSpell(t *testing.T) {
 	const base = 12 << 20
-	m := memRelease{kept: base}
-	for _, held := range []uint64{base + 20<<20, base + 60<<20} {
-		if m.check(5, held) {
-			t.Fatal("memory went back with requests in flight")
+	for _, c := range []struct {
+		name  string
+		grown uint64
+		want  []int
+	}{
+		{"a load that grew memory a little", bigHeld / 2, []int{lateChecks}},
+		{"a load that grew memory a lot", bigHeld + 8<<20, []int{idleChecks, lateChecks}},
+	} {
+		m := memRelease{kept: base}
+		for _, held := range []uint64{base + c.grown/3, base + c.grown} {
+			if m.check(5, held, 0) {
+				t.Fatalf("%s: memory went back with requests in flight", c.name)
+			}
 		}
-	}
-	for i, want := range []bool{false, false, true} {
-		if got := m.check(0, base+70<<20); got != want {
-			t.Fatalf("quiet check %d: release %v, want %v", i+1, got, want)
+		at := releases(&m, 20, base+c.grown, 0)
+		if len(at) != len(c.want) || at[0] != c.want[0] || at[len(at)-1] != c.want[len(c.want)-1] {
+			t.Fatalf("%s: memory went back at quiet checks %v, want %v", c.name, at, c.want)
 		}
 	}
 }

@@ -87,6 +87,7 @@ type Proxy struct {
 	limits   atomic.Pointer[limits]
 	refused  guard.Refusals
 	inFlight atomic.Int64
+	large    atomic.Int64 // request bodies of largeBody or more read so far
 	wg       chanGroup
 	byClient clientCounts
 	models   modelLists
@@ -168,6 +169,21 @@ func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
 
 // InFlight is the number of requests being served now.
 func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
+
+// largeBody is the size from which a request body counts as large: one
+// such body grows the heap by more than a whole ordinary request does.
+const largeBody = 1 << 20
+
+// LargeBodies counts the request bodies of a MiB or more read (or decoded)
+// since the start: the idle memory watcher gives memory back soon after
+// one, since a single body can hold more than a burst of streams.
+func (p *Proxy) LargeBodies() int64 { return p.large.Load() }
+
+func (p *Proxy) noteBody(n int64) {
+	if n >= largeBody {
+		p.large.Add(1)
+	}
+}
 
 // Wait blocks until in-flight requests finish or ctx ends; graceful stop
 // uses it so streams finish before the state is written.
