@@ -164,16 +164,19 @@ func Glob(pattern, s string) bool {
 		return false
 	}
 	s = s[len(first):]
-	parts := strings.Split(rest, "*")
-	last := parts[len(parts)-1]
-	for _, p := range parts[:len(parts)-1] {
+	// Cut, not Split: Glob runs on every request's model against each
+	// pattern, and Split allocates the pieces every time.
+	for {
+		p, more, wild := strings.Cut(rest, "*")
+		if !wild {
+			return len(s) >= len(p) && strings.HasSuffix(s, p)
+		}
 		i := strings.Index(s, p)
 		if i < 0 {
 			return false
 		}
-		s = s[i+len(p):]
+		s, rest = s[i+len(p):], more
 	}
-	return len(s) >= len(last) && strings.HasSuffix(s, last)
 }
 
 // fallbackFile is the [fallback] table as written. Its keys include

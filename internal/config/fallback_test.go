@@ -182,5 +182,9 @@ func TestGlob(t *testing.T) {
 		if got := Glob(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("Glob(%q, %q) = %v", tc.pattern, tc.s, got)
 		}
+		// It runs on every request: no garbage.
+		if n := testing.AllocsPerRun(10, func() { Glob(tc.pattern, tc.s) }); n != 0 {
+			t.Errorf("Glob(%q, %q) allocates %v times", tc.pattern, tc.s, n)
+		}
 	}
 }
