@@ -21,15 +21,18 @@ import (
 // after the kept-alive connections the load left have closed with their
 // buffers). A burst of streams that comes back within that time (a person
 // working, or the 256-stream waves of the bench) finds its heap still
-// there, where a release between the bursts would make each one grow it
-// again, with the page faults and extra collections that costs. Early
-// too (idleChecks) after a load whose memory is worth handing back soon:
-// a large request body (counted by the proxy, LargeBodies), a load no
-// check saw in flight (the memory held grown by heldGrowth since memory
-// last went back: one large request between two checks; issue 27's 50 MB
-// chunked upload refused at max_body took RSS from 98 to 173 MiB, and it
-// stayed), or memory held bigHeld above what it was after the last
-// release.
+// there, where a release between the bursts would leave the collector a
+// small heap goal that the next burst outgrows at once: a collection with
+// its assists in the middle of the streams (the bench's 256-stream series
+// saw one after every such release). Early too (idleChecks) after a load
+// whose memory is worth handing back soon: a large request body (counted
+// by the proxy, LargeBodies; issue 27's 50 MB chunked upload refused at
+// max_body took RSS from 98 to 173 MiB, and it stayed), or memory held
+// bigHeld above what it was after the last release.
+//
+// A load is seen by a request in flight at a check, or by the memory held
+// grown by heldGrowth since memory last went back: a burst shorter than
+// the time between two checks.
 const (
 	idleCheckEvery = 5 * time.Second
 	// idleChecks in a row with nothing in flight before memory goes back
@@ -40,8 +43,8 @@ const (
 	lateChecks = 9
 	// heldGrowth is how much more memory than after the last release
 	// counts as a load: above what an idle proxy's own work (the state
-	// file, the history, a usage poll) moves it by, below what one large
-	// body costs.
+	// file, the history, a usage poll) moves it by, below what a burst of
+	// a hundred streams grows it by.
 	heldGrowth = 16 << 20
 	// bigHeld above what was kept is too much to hold for lateChecks.
 	bigHeld = 64 << 20
@@ -74,8 +77,9 @@ func (m *memRelease) check(inFlight int64, held uint64, bodies int64) bool {
 		return false
 	}
 	if held > max(m.kept, m.peak)+heldGrowth {
-		// A load that came and went between two checks.
-		m.idle, m.busy, m.early, m.peak = 0, true, true, held
+		// A load that came and went between two checks: its quiet
+		// spell starts now.
+		m.idle, m.busy, m.peak = 0, true, held
 	}
 	if m.busy && max(held, m.peak) > m.kept+bigHeld {
 		m.early = true

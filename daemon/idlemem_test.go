@@ -65,52 +65,35 @@ func TestALargeBodyGivesMemoryBackEarly(t *testing.T) {
 	}
 }
 
-// A load no check saw in flight (one large request between two checks,
-// issue 27's 50 MB upload) still shows in the memory the runtime holds:
-// grown by more than heldGrowth since memory last went back, it starts a
-// quiet spell that ends with memory going back; less than that is an idle
-// proxy's own work and is left alone.
+// A load no check saw in flight (a burst shorter than the time between
+// two checks) still shows in the memory the runtime holds: grown by more
+// than heldGrowth since memory last went back, it starts a quiet spell
+// that ends with memory going back late, as after any ordinary load (a
+// release between two such bursts would only make the next one grow the
+// heap again); grown by more than bigHeld, early too. Less than
+// heldGrowth is an idle proxy's own work and is left alone.
 func TestMemoryGoesBackAfterALoadNoCheckSaw(t *testing.T) {
 	const base = 12 << 20
 	m := memRelease{kept: base} // what the proxy held at its start
-	steps := []struct {
-		held     uint64
-		want     bool
-		released uint64 // what the runtime holds once memory went back
-	}{
-		{held: base},
-		{held: base + heldGrowth/2}, // an idle proxy's own work
-		{held: base + heldGrowth/2},
-		{held: base + heldGrowth/2},
-		{held: base + heldGrowth/2},
-		{held: base + 40<<20}, // a large body came and went: quiet 1
-		{held: base + 40<<20}, // 2
-		{held: base + 40<<20, want: true, released: base + 1<<20}, // 3: back
-		{held: base + 1<<20}, // 4
-		{held: base + 1<<20},
-		{held: base + 1<<20},
-		{held: base + 1<<20},
-		{held: base + 1<<20},                             // 8
-		{held: base + 1<<20, want: true, released: base}, // 9: once more
-		{held: base},
-		{held: base + heldGrowth}, // not more than heldGrowth: no load
-		{held: base + heldGrowth},
-		{held: base + heldGrowth},
-		{held: base + heldGrowth},
-		{held: base + 40<<20},                             // another large body: quiet 1
-		{held: base + 40<<20},                             // 2
-		{held: base + 80<<20},                             // and one more, in the quiet spell: 1 again
-		{held: base + 80<<20},                             // 2
-		{held: base + 80<<20, want: true, released: base}, // 3: back
+	if at := releases(&m, 10, base+heldGrowth/2, 0); at != nil {
+		t.Fatalf("an idle proxy's own work: memory went back at %v", at)
 	}
-	for i, s := range steps {
-		got := m.check(0, s.held, 0)
-		if got != s.want {
-			t.Fatalf("step %d (held %d MiB): release %v, want %v", i, s.held>>20, got, s.want)
-		}
-		if got {
-			m.released(s.released)
-		}
+	if at := releases(&m, 20, base+heldGrowth+40<<20, 0); len(at) != 1 || at[0] != lateChecks {
+		t.Fatalf("after a burst between two checks: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	}
+	// releases leaves what it was held at as kept.
+	if at := releases(&m, 20, m.kept+heldGrowth, 0); at != nil {
+		t.Fatalf("not more than heldGrowth: memory went back at %v", at)
+	}
+	// A burst, and another in its quiet spell: the spell starts again.
+	kept := m.kept
+	m.check(0, kept+heldGrowth+8<<20, 0)
+	m.check(0, kept+heldGrowth+8<<20, 0)
+	if at := releases(&m, 20, kept+2*heldGrowth+16<<20, 0); len(at) != 1 || at[0] != lateChecks {
+		t.Fatalf("after a second burst in the quiet spell: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	}
+	if at := releases(&m, 20, m.kept+bigHeld+8<<20, 0); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+		t.Fatalf("after a burst that grew memory by more than bigHeld: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
 }
 
