@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -125,6 +126,12 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		if m.check(s.proxy.InFlight(), heldMemory(samples), s.proxy.LargeBodies()) {
+			// Two collections: what a load left in a sync.Pool (its
+			// streams' readers, net/http's connection buffers) outlives
+			// the first as the pool's victim, and only the second frees
+			// it (one held RSS 2.08x idle a minute after 500 streams
+			// where two had held 1.88x).
+			runtime.GC()
 			debug.FreeOSMemory()
 			m.released(heldMemory(samples))
 		}
