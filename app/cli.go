@@ -38,10 +38,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", err)
 	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
-	tuneGC()
+	gcPercent := tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := daemon.Start(daemon.Options{Home: home, Listen: *listen, Logf: logger.Printf})
+	s, err := daemon.Start(daemon.Options{Home: home, Listen: *listen, Logf: logger.Printf, GCPercent: gcPercent})
 	if err != nil {
 		return fail(stderr, "serve", err)
 	}
@@ -75,7 +75,9 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // and 1.58x, at 100 51 us and 1.41x, at 50 129 us and 1.31x. 100 is the
 // one setting under the bound that does not double the collector's cost
 // again; the 27 us it costs over 200 is about a tenth of a request's CPU,
-// and on a laptop the memory is the scarcer of the two.
+// and on a laptop the memory is the scarcer of the two. Under a crowd of
+// requests on a small live heap (256 streams) the daemon lifts the goal
+// for as long as the crowd stays (daemon/gcfloor.go).
 //
 // serveMemoryLimit bounds the heap when the live heap itself is large (a
 // thousand open streams): near the limit the collector runs as often as
@@ -89,13 +91,16 @@ const (
 	serveMemoryLimit = 256 << 20
 )
 
-func tuneGC() {
+// tuneGC returns the GOGC it set, or 0 when the environment's decides.
+func tuneGC() (gcPercent int) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serveGCPercent)
+		gcPercent = serveGCPercent
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit)
 	}
+	return gcPercent
 }
 
 // homeConfig loads the home's config for client verbs.

@@ -16,7 +16,9 @@ func TestTuneGCKeepsTheUsersGOGC(t *testing.T) {
 	// that did nothing must show.
 	debug.SetGCPercent(37)
 	debug.SetMemoryLimit(math.MaxInt64)
-	tuneGC()
+	if said := tuneGC(); said != serveGCPercent {
+		t.Errorf("without GOGC: tuneGC says %d, want %d for the daemon's crowd floor", said, serveGCPercent)
+	}
 	if got := debug.SetGCPercent(100); got != serveGCPercent {
 		t.Errorf("without GOGC: collector target %d, want %d", got, serveGCPercent)
 	}
@@ -28,7 +30,9 @@ func TestTuneGCKeepsTheUsersGOGC(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetGCPercent(50)
 	debug.SetMemoryLimit(1 << 30)
-	tuneGC()
+	if said := tuneGC(); said != 0 {
+		t.Errorf("with GOGC=50: tuneGC says %d, want 0 (the daemon leaves the user's collector alone)", said)
+	}
 	if got := debug.SetGCPercent(100); got != 50 {
 		t.Errorf("with GOGC=50: collector target %d, want the user's 50", got)
 	}

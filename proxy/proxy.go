@@ -77,6 +77,11 @@ type Options struct {
 	// Jitter returns a value in [0,1) for capacity back-off; tests pin it.
 	Jitter func() float64
 	Logf   func(format string, args ...any)
+	// Crowd, when set, is called as the requests in flight reach
+	// crowdStep and at each doubling after it, on the request's own
+	// goroutine: the daemon lifts the collector's goal for a crowd
+	// (daemon/gcfloor.go). It must be quick.
+	Crowd func()
 }
 
 // Proxy is the http.Handler for the model routes.
@@ -169,6 +174,10 @@ func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
 
 // InFlight is the number of requests being served now.
 func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
+
+// crowdStep is the first count of requests in flight Options.Crowd is
+// told of; it is told again at each doubling.
+const crowdStep = 32
 
 // largeBody is the size from which a request body counts as large: one
 // such body grows the heap by more than a whole ordinary request does.
@@ -302,7 +311,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := clientName(r)
-	p.inFlight.Add(1)
+	if n := p.inFlight.Add(1); n >= crowdStep && n&(n-1) == 0 && p.o.Crowd != nil {
+		p.o.Crowd()
+	}
 	p.byClient.add(name, 1)
 	p.wg.Add()
 	defer func() {
