@@ -318,7 +318,7 @@ func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.P
 // crowd is the proxy's word that the requests in flight have grown.
 func (s *Daemon) crowd() {
 	if s.gcFloor != nil {
-		s.gcFloor.retune()
+		s.gcFloor.grown()
 	}
 }
 

@@ -48,7 +48,7 @@ func percentFor(base int, live uint64, inFlight int64) int {
 	return int((floor - live) * 100 / live)
 }
 
-// gcFloor keeps GOGC at percentFor: told when the crowd grows (the
+// gcFloor keeps GOGC at nextPercent: told when the crowd grows (the
 // proxy's Crowd option) and after every collection (a finalizer that
 // re-arms itself), when the live heap is new and the crowd may have gone.
 type gcFloor struct {
@@ -68,7 +68,18 @@ func newGCFloor(base int, inFlight func() int64) *gcFloor {
 	return g
 }
 
-func (g *gcFloor) retune() {
+// grown is the proxy's word that the crowd has grown: the goal may only
+// rise. Lowering it here would undo the floor at the start of each burst
+// (its requests pass crowdFrom on the way up, while the last burst's
+// garbage still fills the heap) and bring on the very collection the
+// floor is for.
+func (g *gcFloor) grown() { g.retune(true) }
+
+// collected re-tunes after a collection: the live heap is new, and the
+// crowd may have gone.
+func (g *gcFloor) collected() { g.retune(false) }
+
+func (g *gcFloor) retune(raiseOnly bool) {
 	if g.stopped.Load() {
 		return
 	}
@@ -79,10 +90,20 @@ func (g *gcFloor) retune() {
 	if v := g.live[0].Value; v.Kind() == metrics.KindUint64 {
 		live = v.Uint64()
 	}
-	if p := percentFor(g.base, live, g.inFlight()); p != g.set {
+	if p := nextPercent(g.set, g.base, live, g.inFlight(), raiseOnly); p != g.set {
 		debug.SetGCPercent(p)
 		g.set = p
 	}
+}
+
+// nextPercent is the GOGC to hold after set: percentFor, unless only a
+// rise is allowed and it is lower.
+func nextPercent(set, base int, live uint64, inFlight int64, raiseOnly bool) int {
+	p := percentFor(base, live, inFlight)
+	if raiseOnly && p < set {
+		return set
+	}
+	return p
 }
 
 // gcTick is the object whose finalizer runs once a collection has found
@@ -93,7 +114,7 @@ type gcTick struct{ g *gcFloor }
 func (g *gcFloor) arm() {
 	runtime.SetFinalizer(&gcTick{g}, func(t *gcTick) {
 		if !t.g.stopped.Load() {
-			t.g.retune()
+			t.g.collected()
 			t.g.arm()
 		}
 	})

@@ -37,6 +37,26 @@ func TestPercentFor(t *testing.T) {
 	}
 }
 
+// Told that the crowd grew, the floor only rises: the next burst passes
+// crowdFrom on its way up while the last one's garbage still fills the
+// heap, and a goal lowered then would bring on the collection the floor
+// is for. After a collection it follows the crowd both ways.
+func TestGrownOnlyRaises(t *testing.T) {
+	const mib = 1 << 20
+	if got := nextPercent(433, 100, 6*mib, crowdFrom, true); got != 433 {
+		t.Errorf("a burst passing %d on its way up: GOGC %d, want it kept at 433", crowdFrom, got)
+	}
+	if got := nextPercent(150, 100, 6*mib, 256, true); got != 433 {
+		t.Errorf("the crowd grown to 256: GOGC %d, want 433", got)
+	}
+	if got := nextPercent(433, 100, 6*mib, 0, false); got != 100 {
+		t.Errorf("a collection after the crowd left: GOGC %d, want the base 100", got)
+	}
+	if got := nextPercent(433, 100, 6*mib, 128, false); got != 166 {
+		t.Errorf("a collection with 128 in flight: GOGC %d, want 166", got)
+	}
+}
+
 func gogc() uint64 {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
@@ -67,10 +87,9 @@ func TestFloorFollowsTheCrowd(t *testing.T) {
 	runtime.GC() // a live heap figure to start from
 	// 4096 requests: the floor at crowdMax, far above this test's live heap.
 	inFlight.Store(4096)
-	g.retune()
-	lifted := gogc()
-	if lifted <= 77 {
-		t.Fatalf("a crowd of 4096: GOGC %d, want above the base 77", lifted)
+	g.grown()
+	if got := gogc(); got <= 77 {
+		t.Fatalf("a crowd of 4096: GOGC %d, want above the base 77", got)
 	}
 	for range 3 {
 		runtime.GC()
