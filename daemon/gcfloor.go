@@ -28,8 +28,9 @@ import (
 // it is gone at the first collection after the crowd has left. It is
 // never more than crowdMax: past that, a crowd's own live heap sets a
 // goal as large (and a crowd that waits allocates next to nothing). With
-// the floor the series counted 0.16 to 0.25 collections a wave and the
-// p99 101 µs under the bares' mean (docs/benchmarks.md).
+// the floor two series counted 0.16 to 0.33 collections a wave and read
+// the p99 101 µs under and 74 µs over the bares' mean (their 16 runs: a
+// median of 37 µs over).
 const (
 	crowdHeap = 128 << 10
 	crowdFrom = 32
