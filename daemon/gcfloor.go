@@ -28,9 +28,9 @@ import (
 // it is gone at the first collection after the crowd has left. It is
 // never more than crowdMax: past that, a crowd's own live heap sets a
 // goal as large (and a crowd that waits allocates next to nothing). With
-// the floor two series counted 0.16 to 0.33 collections a wave and read
-// the p99 101 µs under and 74 µs over the bares' mean (their 16 runs: a
-// median of 37 µs over).
+// the floor the collections fell to 0.08 to 0.33 a wave, and three 8-run
+// series read the p99 -101, +74 and +84 µs over the bares' mean (their 24
+// runs: +74; docs/benchmarks.md).
 const (
 	crowdHeap = 128 << 10
 	crowdFrom = 32
