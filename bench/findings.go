@@ -333,21 +333,30 @@ stream's chunks. After those gaps, only chunks relayed, the inter-chunk p99 is b
 	return s + "."
 }
 
-// seriesSays puts the 256-stream series (-streams) beside one run's
-// figure: a single run's p99 moves by more than the bound.
+// seriesSays puts the 256-stream series (-streams, with the earlier ones
+// on the same code) beside one run's figure: a single run's p99 moves by
+// more than the bound.
 func seriesSays(r *Results) string {
-	s := r.Streams
-	if s == nil || len(s.Runs) == 0 {
+	if r.Streams == nil || len(r.Streams.Runs) == 0 {
 		return ""
 	}
+	s, series := pooledSeries(r.Streams, r.StreamsEarlier)
 	d := median(s.overBares())
 	verdict := "within issue 27's bound of bare + 50 µs"
 	if d > 50 {
 		verdict = "so issue 27's bound of bare + 50 µs is not shown, whatever one run's figure says"
 	}
-	out := fmt.Sprintf(` Run after run on fresh processes (%d runs of %d rounds, `+"`go run ./bench -streams`"+`), subpool's
-256-stream inter-chunk p99 is a median %+.0f µs over the mean of the two bare proxies (%+.0f µs over the first; the
-second lands a median %+.0f µs from the first), %s.`, len(s.Runs), s.Rounds, d, median(s.overBare()), median(s.bare2OverBare()), verdict)
+	if lo, hi, ok := medianInterval(s.overBares()); ok && lo <= 50 && 50 <= hi {
+		verdict += "; the interval holds the bound, so these runs cannot tell it either way"
+	}
+	of := fmt.Sprintf("%d runs of %d rounds", len(s.Runs), s.Rounds)
+	if series > 1 {
+		of += fmt.Sprintf(" in %d series on the same code", series)
+	}
+	out := fmt.Sprintf(` Run after run on fresh processes (%s, `+"`go run ./bench -streams`"+`), subpool's
+256-stream inter-chunk p99 is a median %+.0f µs over the mean of the two bare proxies%s (%+.0f µs over the first; the
+second lands a median %+.0f µs from the first%s), %s.`, of, d, interval(s.overBares()), median(s.overBare()),
+		median(s.bare2OverBare()), interval(s.bare2OverBare()), verdict)
 	if cpu, gc := s.cpuOverBares(), s.gcOverBares(); len(cpu) > 0 && len(gc) > 0 {
 		out += fmt.Sprintf(` Behind the gaps is the work: subpool spends a median %+.0f ms of CPU per wave over the bares' mean, %+.0f ms
 of it in its collector.`, median(cpu), median(gc))

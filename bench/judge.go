@@ -59,9 +59,10 @@ func judge(r *Results) []Target {
 		ts = append(ts, judgeRuns(r.Overhead, r.Repeats)...)
 	}
 	if r.Streams != nil {
+		pooled, series := pooledSeries(r.Streams, r.StreamsEarlier)
 		for i := range ts {
 			if ts[i].ID == "sse-gap-n256" {
-				ts[i] = onTheSeries(ts[i], r.Streams)
+				ts[i] = onTheSeries(ts[i], pooled, series)
 			}
 		}
 	}
@@ -74,14 +75,30 @@ func judge(r *Results) []Target {
 // is one: a single run's p99 moves by more than the bound (the second bare
 // proxy lands hundreds of µs from the first), so the median over runs on
 // fresh processes, against the mean of the two bare proxies, is the figure
-// that can tell 50 µs.
-func onTheSeries(t Target, s *StreamSeries) Target {
+// that can tell 50 µs, and the runs of every series on the same code
+// (pooledSeries: s holds them, from that many series) tell it better than
+// the latest alone. The interval says how far the median can be trusted;
+// the same interval for bare2 over bare is the noise floor's.
+func onTheSeries(t Target, s *StreamSeries, series int) Target {
 	d := median(s.overBares())
-	t.Measured = fmt.Sprintf("subpool %+.0f µs over the two bare proxies' mean (%+.0f over bare; bare2 %+.0f), median of %d runs of %d rounds on fresh processes (-streams); the full run: %s",
-		d, median(s.overBare()), median(s.bare2OverBare()), len(s.Runs), s.Rounds, t.Measured)
+	of := fmt.Sprintf("median of %d runs of %d rounds on fresh processes (-streams)", len(s.Runs), s.Rounds)
+	if series > 1 {
+		of = fmt.Sprintf("median of %d runs of %d rounds on fresh processes in %d series on the same code (-streams)", len(s.Runs), s.Rounds, series)
+	}
+	t.Measured = fmt.Sprintf("subpool %+.0f µs over the two bare proxies' mean%s (%+.0f over bare; bare2 %+.0f%s), %s; the full run: %s",
+		d, interval(s.overBares()), median(s.overBare()), median(s.bare2OverBare()), interval(s.bare2OverBare()), of, t.Measured)
 	t.Value = num(d)
 	t.Met = t.meets(d)
 	return t
+}
+
+// interval is medianInterval in words, or nothing for too few runs.
+func interval(xs []float64) string {
+	lo, hi, ok := medianInterval(xs)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" [95 %% interval %+.0f to %+.0f]", lo, hi)
 }
 
 // judgeRuns judges the overhead targets over every run of the phase: the

@@ -53,8 +53,11 @@ type Results struct {
 	Goodput  []goodput.Result `json:"goodput"`
 	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"`      // go run ./bench -gc
 	Streams  *StreamSeries    `json:"stream_series,omitempty"` // go run ./bench -streams
-	Targets  []Target         `json:"targets"`
-	Notes    []string         `json:"notes,omitempty"`
+	// StreamsEarlier are the series before Streams, newest first: those of
+	// its code are judged with it (pooledSeries).
+	StreamsEarlier []*StreamSeries `json:"stream_series_earlier,omitempty"`
+	Targets        []Target        `json:"targets"`
+	Notes          []string        `json:"notes,omitempty"`
 }
 
 func main() {
@@ -353,6 +356,7 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 	}
 	if res.Streams == nil && old.Streams != nil {
 		res.Streams, kept = old.Streams, append(kept, streamsCarried(old.Streams))
+		res.StreamsEarlier = old.StreamsEarlier
 	}
 	if len(kept) > 0 {
 		res.Notes = append(res.Notes, carriedPrefix+from+carriedMid+strings.Join(kept, ", ")+".")

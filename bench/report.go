@@ -52,7 +52,7 @@ func report(r *Results) string {
 		p("\n")
 	}
 	if r.Streams != nil && r.Overhead == nil {
-		streamsSection(p, r.Streams)
+		streamsSection(p, r.Streams, r.StreamsEarlier)
 		p("\n")
 	}
 	if len(r.Repeats) > 0 {
@@ -198,7 +198,7 @@ func overheadSection(p printer, r *Results, o *Overhead) {
 	}
 	sseAndMemory(p, o)
 	if r.Streams != nil {
-		streamsSection(p, r.Streams)
+		streamsSection(p, r.Streams, r.StreamsEarlier)
 	}
 	if r.GCSweep != nil {
 		gcSweepSection(p, r.GCSweep)

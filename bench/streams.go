@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -41,10 +42,33 @@ type StreamRun struct {
 // StreamSeries is -streams's outcome, kept in results.json as
 // stream_series.
 type StreamSeries struct {
-	Date   string      `json:"date"`
-	Rev    string      `json:"revision,omitempty"`
+	Date string `json:"date"`
+	Rev  string `json:"revision,omitempty"`
+	// Code is the served code's fingerprint (codeID): series of the same
+	// code are judged together. Empty for a binary given with -bin.
+	Code   string      `json:"code,omitempty"`
 	Rounds int         `json:"rounds_per_run"`
 	Runs   []StreamRun `json:"runs"`
+}
+
+// keptSeries bounds the earlier series results.json keeps.
+const keptSeries = 12
+
+// pooledSeries is the latest series with the runs of every earlier one
+// measured on the same code, newest first, and how many series that is.
+// A series of unknown code stands alone.
+func pooledSeries(latest *StreamSeries, earlier []*StreamSeries) (*StreamSeries, int) {
+	if latest == nil || latest.Code == "" {
+		return latest, 1
+	}
+	p, n := *latest, 1
+	p.Runs = slices.Clone(latest.Runs)
+	for _, e := range earlier {
+		if e != nil && e.Code == latest.Code {
+			p.Runs, n = append(p.Runs, e.Runs...), n+1
+		}
+	}
+	return &p, n
 }
 
 // streamArms are the arms the series compares.
@@ -190,18 +214,35 @@ func streamsMain(bin, jsonPath, mdPath string, runs, rounds int) error {
 		return err
 	}
 	s.Rev = built.Rev
+	if strings.HasPrefix(built.How, "working tree") {
+		// A binary given with -bin, or HEAD built in place of a tree that
+		// does not compile, is of no code this can name: it stands alone.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		s.Code, err = codeID(ctx, ".")
+		cancel()
+		if err != nil {
+			logf("streams: the code's fingerprint: %v (the series stands alone)", err)
+		}
+	}
 	logf("streams: over %d runs, median gap p99 subpool %+.0f µs over bare, %+.0f over the bares' mean; bare2 %+.0f over bare",
 		len(s.Runs), median(s.overBare()), median(s.overBares()), median(s.bare2OverBare()))
-	return keepInResults(jsonPath, mdPath, func(res *Results) {
-		if res.Streams != nil {
-			res.Notes = dropCarried(res.Notes, streamsCarried(res.Streams))
-		}
-		res.Streams = s
-	})
+	return keepInResults(jsonPath, mdPath, func(res *Results) { keepSeries(res, s) })
 }
 
-// streamsSection reports the series under the SSE table.
-func streamsSection(p printer, s *StreamSeries) {
+// keepSeries makes s the latest series; the one it replaces goes first
+// among the earlier ones, which keep at most keptSeries.
+func keepSeries(res *Results, s *StreamSeries) {
+	if res.Streams != nil {
+		res.Notes = dropCarried(res.Notes, streamsCarried(res.Streams))
+		res.StreamsEarlier = append([]*StreamSeries{res.Streams}, res.StreamsEarlier...)
+		res.StreamsEarlier = res.StreamsEarlier[:min(len(res.StreamsEarlier), keptSeries)]
+	}
+	res.Streams = s
+}
+
+// streamsSection reports the series under the SSE table, and the earlier
+// ones on the same code with it.
+func streamsSection(p printer, s *StreamSeries, earlier []*StreamSeries) {
 	p("\n### 256 streams, run after run\n\n")
 	p("`go run ./bench -streams %d` (%s%s): the 256-stream wave alone, %d runs of %d rounds, each run on fresh processes,\n", len(s.Runs), s.Date, revNote(s.Rev), len(s.Runs), s.Rounds)
 	p("every streaming arm in a fresh order each round; per run the median over its rounds of each arm's inter-chunk p99.\n")
@@ -255,6 +296,41 @@ func streamsSection(p printer, s *StreamSeries) {
 		p(" %s %d (%d), %d broken%s", arm, all, start, broken, sep)
 	}
 	p("\n")
+	sameCodeSection(p, s, earlier)
+}
+
+// sameCodeSection reports the series on the latest one's code, one a row,
+// and their runs pooled: the figure the 256-stream gap is judged on.
+func sameCodeSection(p printer, s *StreamSeries, earlier []*StreamSeries) {
+	pooled, series := pooledSeries(s, earlier)
+	if series < 2 {
+		return
+	}
+	p("\nThe series on the same code (fingerprint `%s`: the served packages' Go tokens without comments, go.mod and go.sum;\n", s.Code)
+	p("bench/codeid.go), their runs pooled. The 256-stream gap is judged on the pooled median. The interval is the sign\n")
+	p("test's 95 %% interval for the median (order statistics: no shape assumed); the same for bare2 − bare, two copies\n")
+	p("of one program, is the noise floor the bound is read against.\n\n")
+	p("| series | runs | subpool − the bares' mean | bare2 − bare | CPU per wave, subpool over the bares' mean |\n|--|--:|--:|--:|--:|\n")
+	row := func(x *StreamSeries) {
+		cpu := ""
+		if c := x.cpuOverBares(); len(c) > 0 {
+			cpu = fmt.Sprintf("%+.0f ms", median(c))
+		}
+		p("| %s | %d | %+.0f µs%s | %+.0f µs%s | %s |\n", x.Date, len(x.Runs), median(x.overBares()), interval(x.overBares()),
+			median(x.bare2OverBare()), interval(x.bare2OverBare()), cpu)
+	}
+	row(s)
+	for _, e := range earlier {
+		if e != nil && e.Code == s.Code {
+			row(e)
+		}
+	}
+	cpu := ""
+	if c := pooled.cpuOverBares(); len(c) > 0 {
+		cpu = fmt.Sprintf("**%+.0f ms**", median(c))
+	}
+	p("| **all %d series** | **%d** | **%+.0f µs**%s | **%+.0f µs**%s | %s |\n", series, len(pooled.Runs), median(pooled.overBares()), interval(pooled.overBares()),
+		median(pooled.bare2OverBare()), interval(pooled.bare2OverBare()), cpu)
 }
 
 func absAll(xs []float64) []float64 {

@@ -49,7 +49,7 @@ func TestStreamSeriesMedians(t *testing.T) {
 		t.Errorf("stalls %d (%d at the start), want 43", all, start)
 	}
 	var b strings.Builder
-	streamsSection(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, s)
+	streamsSection(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, s, nil)
 	out := b.String()
 	for _, want := range []string{
 		"| **median** | | | | | **+100 µs** | **+0 µs** | **+0 µs** |",
@@ -96,7 +96,7 @@ func TestGapJudgedOnTheSeries(t *testing.T) {
 		streamRunOf(22000, 23000, 23200, 23500, 0),
 		streamRunOf(22000, 23000, 22800, 22900, 0),
 	}}
-	got := onTheSeries(one, s)
+	got := onTheSeries(one, s, 1)
 	if got.Met || float64(got.Value) != 400 {
 		t.Errorf("judged %v on %v, want missed on +400", got.Met, got.Value)
 	}
@@ -104,7 +104,7 @@ func TestGapJudgedOnTheSeries(t *testing.T) {
 		t.Errorf("measured %q", got.Measured)
 	}
 	s.Runs = s.Runs[2:]
-	if got := onTheSeries(one, s); !got.Met {
+	if got := onTheSeries(one, s, 1); !got.Met {
 		t.Errorf("+0 over the bares' mean judged missed: %+v", got)
 	}
 }
@@ -150,5 +150,96 @@ func TestShortStreamIsBroken(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%d frames, err %v: broken %q, want %q", c.r.frames, c.r.err, got, c.want)
 		}
+	}
+}
+
+// The gap is judged on the runs of every series on the latest one's code:
+// a series of other code, or of none named, is left out, and a latest
+// series of no named code stands alone.
+func TestSeriesOnTheSameCodeArePooled(t *testing.T) {
+	runs := func(over ...float64) []StreamRun {
+		var rs []StreamRun
+		for _, d := range over {
+			rs = append(rs, streamRunOf(22000, 23000, 23000, 23000+d, 0))
+		}
+		return rs
+	}
+	latest := &StreamSeries{Date: "latest", Code: "aaa", Rounds: 12, Runs: runs(100, 120, 140)}
+	earlier := []*StreamSeries{
+		{Date: "same", Code: "aaa", Rounds: 12, Runs: runs(0, 10, 20, 30, 40)},
+		{Date: "other", Code: "bbb", Rounds: 12, Runs: runs(900, 900, 900)},
+		{Date: "unnamed", Rounds: 12, Runs: runs(900)},
+		nil,
+		{Date: "same again", Code: "aaa", Rounds: 12, Runs: runs(-10, -20)},
+	}
+	pooled, series := pooledSeries(latest, earlier)
+	if series != 3 || len(pooled.Runs) != 10 {
+		t.Fatalf("pooled %d runs of %d series, want 10 of 3", len(pooled.Runs), series)
+	}
+	if len(latest.Runs) != 3 {
+		t.Fatalf("pooling changed the latest series: %d runs", len(latest.Runs))
+	}
+	// 100 120 140 0 10 20 30 40 -10 -20: the median is 25.
+	one := Target{ID: "sse-gap-n256", Goal: "≤ bare + 50 µs", Measured: "the full run's figure", Limit: 50}
+	got := onTheSeries(one, pooled, series)
+	if !got.Met || float64(got.Value) != 25 {
+		t.Errorf("judged %v on %v, want met on +25", got.Met, got.Value)
+	}
+	// 10 runs: the interval is the 2nd smallest to the 2nd largest.
+	for _, want := range []string{"+25 µs over the two bare proxies' mean [95 % interval -10 to +120]", "median of 10 runs of 12 rounds on fresh processes in 3 series on the same code"} {
+		if !strings.Contains(got.Measured, want) {
+			t.Errorf("measured %q lacks %q", got.Measured, want)
+		}
+	}
+	var b strings.Builder
+	streamsSection(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, latest, earlier)
+	out := b.String()
+	for _, want := range []string{"fingerprint `aaa`", "| latest | 3 | +120 µs | +0 µs |", "| same | 5 | +20 µs | +0 µs |",
+		"| same again | 2 |", "| **all 3 series** | **10** | **+25 µs** [95 % interval -10 to +120] |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the section lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"| other |", "| unnamed |"} {
+		if strings.Contains(out, not) {
+			t.Errorf("the section has %q, of other code:\n%s", not, out)
+		}
+	}
+	alone := *latest
+	alone.Code = ""
+	if p, n := pooledSeries(&alone, earlier); n != 1 || len(p.Runs) != 3 {
+		t.Errorf("a series of no named code pooled %d runs of %d series", len(p.Runs), n)
+	}
+}
+
+// A new series pushes the last one to the earlier ones, newest first and
+// at most keptSeries; a full run carries both over.
+func TestNewSeriesKeepsTheEarlierOnes(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, mdPath := filepath.Join(dir, "results.json"), filepath.Join(dir, "benchmarks.md")
+	put := func(date string) {
+		t.Helper()
+		s := &StreamSeries{Date: date, Code: "aaa", Rounds: 12, Runs: []StreamRun{streamRunOf(1, 2, 3, 4, 0)}}
+		if err := keepInResults(jsonPath, mdPath, func(res *Results) { keepSeries(res, s) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range keptSeries + 3 {
+		put(fmt.Sprintf("s%02d", i))
+	}
+	res, err := readResults(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := keptSeries + 2
+	if res.Streams.Date != fmt.Sprintf("s%02d", last) || len(res.StreamsEarlier) != keptSeries || res.StreamsEarlier[0].Date != fmt.Sprintf("s%02d", last-1) {
+		t.Fatalf("latest %s, %d earlier starting %s", res.Streams.Date, len(res.StreamsEarlier), res.StreamsEarlier[0].Date)
+	}
+	var full Results
+	if err := carryOver(&full, jsonPath, map[string]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if full.Streams.Date != res.Streams.Date || len(full.StreamsEarlier) != keptSeries {
+		t.Errorf("a full run carried %v and %d earlier series", full.Streams.Date, len(full.StreamsEarlier))
 	}
 }
