@@ -80,10 +80,15 @@ func judge(r *Results) []Target {
 // the latest alone. The interval says how far the median can be trusted;
 // the same interval for bare2 over bare is the noise floor's.
 func onTheSeries(t Target, s *StreamSeries, series int) Target {
+	if len(s.Runs) == 0 {
+		t.Measured = "no run of the -streams series in which the direct arm did not stall; the full run: " + t.Measured
+		t.Value, t.Met = num(math.NaN()), false
+		return t
+	}
 	d := median(s.overBares())
 	of := fmt.Sprintf("median of %d runs of %d rounds on fresh processes (-streams)", len(s.Runs), s.Rounds)
 	if series > 1 {
-		of = fmt.Sprintf("median of %d runs of %d rounds on fresh processes in %d series on the same code (-streams)", len(s.Runs), s.Rounds, series)
+		of = fmt.Sprintf("median of %d runs of %d rounds on fresh processes in %d series on the same code (-streams), runs where the direct arm stalled left out", len(s.Runs), s.Rounds, series)
 	}
 	t.Measured = fmt.Sprintf("subpool %+.0f µs over the two bare proxies' mean%s (%+.0f over bare; bare2 %+.0f%s), %s; the full run: %s",
 		d, interval(s.overBares()), median(s.overBare()), median(s.bare2OverBare()), interval(s.bare2OverBare()), of, t.Measured)

@@ -243,3 +243,36 @@ func TestNewSeriesKeepsTheEarlierOnes(t *testing.T) {
 		t.Errorf("a full run carried %v and %d earlier series", full.Streams.Date, len(full.StreamsEarlier))
 	}
 }
+
+// A run in which the direct arm stalled is shown but not judged: the
+// machine set its gaps. The rule reads no proxy's figure.
+func TestDisturbedRunsAreNotJudged(t *testing.T) {
+	calm := streamRunOf(22000, 23000, 23000, 23100, 0)
+	busy := streamRunOf(30000, 33000, 29000, 28000, 0) // subpool -3000 over the bares' mean
+	busy.Stalls["direct"] = 500
+	latest := &StreamSeries{Date: "today", Code: "aaa", Rounds: 12, Runs: []StreamRun{busy, calm, busy}}
+	earlier := []*StreamSeries{{Date: "before", Code: "aaa", Rounds: 12, Runs: []StreamRun{calm, calm}}}
+	pooled, series := pooledSeries(latest, earlier)
+	if series != 2 || len(pooled.Runs) != 3 {
+		t.Fatalf("pooled %d runs of %d series, want the 3 calm ones of 2", len(pooled.Runs), series)
+	}
+	one := Target{ID: "sse-gap-n256", Goal: "≤ bare + 50 µs", Measured: "the full run's figure", Limit: 50}
+	if got := onTheSeries(one, pooled, series); got.Met || float64(got.Value) != 100 {
+		t.Errorf("judged %v on %v, want missed on +100 (the busy runs' -3000 left out)", got.Met, got.Value)
+	}
+	var b strings.Builder
+	streamsSection(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, latest, earlier)
+	for _, want := range []string{"| 1 (direct stalled 500×: not judged) |", "| today | 3, 1 judged | +100 µs |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the section lacks %q:\n%s", want, b.String())
+		}
+	}
+	allBusy := &StreamSeries{Date: "today", Rounds: 12, Runs: []StreamRun{busy}}
+	p, n := pooledSeries(allBusy, nil)
+	if got := onTheSeries(one, p, n); got.Met || !strings.Contains(got.Measured, "no run") {
+		t.Errorf("a series of disturbed runs only judged %+v", got)
+	}
+	if got := seriesSays(&Results{Streams: allBusy}); !strings.Contains(got, "judges nothing") {
+		t.Errorf("findings %q", got)
+	}
+}
