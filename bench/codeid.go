@@ -24,7 +24,7 @@ import (
 // and go.sum (the dependencies' versions).
 
 // codeID is the fingerprint of the served binary's code in dir (the
-// module root): 12 hex digits, or "" when go cannot list the packages.
+// module root): 12 hex digits.
 func codeID(ctx context.Context, dir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f",
 		`{{if .Module}}{{if .Module.Main}}{{.Dir}}{{"\t"}}{{join .GoFiles " "}}{{end}}{{end}}`, ".")

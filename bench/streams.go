@@ -54,24 +54,34 @@ type StreamSeries struct {
 // keptSeries bounds the earlier series results.json keeps.
 const keptSeries = 12
 
-// pooledSeries is the latest series with the runs of every earlier one
-// measured on the same code, newest first, and how many series that is.
-// A series of unknown code stands alone. Only undisturbed runs are taken.
+// sameCode is the latest series and the earlier ones of its code, newest
+// first; a series of unknown code stands alone.
+func sameCode(latest *StreamSeries, earlier []*StreamSeries) []*StreamSeries {
+	out := []*StreamSeries{latest}
+	if latest.Code == "" {
+		return out
+	}
+	for _, e := range earlier {
+		if e != nil && e.Code == latest.Code {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// pooledSeries is the latest series with the undisturbed runs of every
+// series of its code (sameCode), and how many series that is.
 func pooledSeries(latest *StreamSeries, earlier []*StreamSeries) (*StreamSeries, int) {
 	if latest == nil {
 		return nil, 0
 	}
-	p, n := *latest, 1
-	p.Runs = undisturbed(latest.Runs)
-	if latest.Code == "" {
-		return &p, 1
+	all := sameCode(latest, earlier)
+	p := *latest
+	p.Runs = nil
+	for _, x := range all {
+		p.Runs = append(p.Runs, undisturbed(x.Runs)...)
 	}
-	for _, e := range earlier {
-		if e != nil && e.Code == latest.Code {
-			p.Runs, n = append(p.Runs, undisturbed(e.Runs)...), n+1
-		}
-	}
-	return &p, n
+	return &p, len(all)
 }
 
 // disturbed tells a run in which the direct arm, the client reading the
@@ -229,21 +239,24 @@ func streamsMain(bin, jsonPath, mdPath string, runs, rounds int) error {
 	if err != nil {
 		return err
 	}
-	s, err := runStreams(built.Path, max(runs, 3), max(rounds, 3), logf)
-	if err != nil {
-		return err
-	}
-	s.Rev = built.Rev
+	// Taken beside the build, not after the run: the tree is shared with
+	// people mid-edit, and the series is of the code that was built.
+	code := ""
 	if strings.HasPrefix(built.How, "working tree") {
 		// A binary given with -bin, or HEAD built in place of a tree that
 		// does not compile, is of no code this can name: it stands alone.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		s.Code, err = codeID(ctx, ".")
+		code, err = codeID(ctx, ".")
 		cancel()
 		if err != nil {
 			logf("streams: the code's fingerprint: %v (the series stands alone)", err)
 		}
 	}
+	s, err := runStreams(built.Path, max(runs, 3), max(rounds, 3), logf)
+	if err != nil {
+		return err
+	}
+	s.Rev, s.Code = built.Rev, code
 	logf("streams: over %d runs, median gap p99 subpool %+.0f µs over bare, %+.0f over the bares' mean; bare2 %+.0f over bare",
 		len(s.Runs), median(s.overBare()), median(s.overBares()), median(s.bare2OverBare()))
 	return keepInResults(jsonPath, mdPath, func(res *Results) { keepSeries(res, s) })
@@ -353,11 +366,8 @@ func sameCodeSection(p printer, s *StreamSeries, earlier []*StreamSeries) {
 		p("| %s | %s | %+.0f µs%s | %+.0f µs%s | %s |\n", x.Date, runs, median(judged.overBares()), interval(judged.overBares()),
 			median(judged.bare2OverBare()), interval(judged.bare2OverBare()), cpu)
 	}
-	row(s)
-	for _, e := range earlier {
-		if e != nil && e.Code == s.Code {
-			row(e)
-		}
+	for _, x := range sameCode(s, earlier) {
+		row(x)
 	}
 	cpu := ""
 	if c := pooled.cpuOverBares(); len(c) > 0 {
