@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"io"
 	"net/http"
 	"os"
@@ -56,7 +57,7 @@ token_url = %q
 redirect_uri = "http://localhost:0/auth/callback"
 [wait]
 sole_provider_max = "0s"
-`, freeAddr(t), oa.URL(), oa.URL()+"/v1/oauth/token", oa.URL(), oa.URL()+"/backend-api/codex", oa.URL()+"/oauth/token")
+`, freeport.Addr(t), oa.URL(), oa.URL()+"/v1/oauth/token", oa.URL(), oa.URL()+"/backend-api/codex", oa.URL()+"/oauth/token")
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // pool, by app Gemini CLI; its key's tokens priced, its login's included.
 func TestUsageByProviderAndAppWithGemini(t *testing.T) {
 	home := t.TempDir()
-	cfg := fmt.Sprintf("listen = %q\n[keychain]\nbackend = \"file\"\n", freeAddr(t))
+	cfg := fmt.Sprintf("listen = %q\n[keychain]\nbackend = \"file\"\n", freeport.Addr(t))
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

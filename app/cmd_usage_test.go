@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 func historyHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	cfg := fmt.Sprintf("listen = %q\n[keychain]\nbackend = \"file\"\n", freeAddr(t))
+	cfg := fmt.Sprintf("listen = %q\n[keychain]\nbackend = \"file\"\n", freeport.Addr(t))
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"maps"
 	"math"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // meters, its access token renewed at the sim's Google token endpoint when
 // refused; and a Gemini API key beside it.
 func TestDemoServesGemini(t *testing.T) {
-	d, err := startDemo(freeAddr(t), t.Logf)
+	d, err := startDemo(freeport.Addr(t), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // once, then every request it serves, in a temp folder that goes when the
 // demo stops.
 func TestDemoKeepsHistory(t *testing.T) {
-	d, err := startDemo(freeAddr(t), t.Logf)
+	d, err := startDemo(freeport.Addr(t), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

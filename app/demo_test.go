@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // retried in place, and a login that has to be renewed by hand. Gemini
 // cools and waits like the others.
 func TestDemoTellsItsWholeStory(t *testing.T) {
-	d, err := startDemo(freeAddr(t), t.Logf)
+	d, err := startDemo(freeport.Addr(t), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // serve it; closed again, as the tray's switch does, a login is passed
 // over for the demo's requests.
 func TestDemoOpensItsLoginsToItsTraffic(t *testing.T) {
-	d, err := startDemo(freeAddr(t), t.Logf)
+	d, err := startDemo(freeport.Addr(t), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"math"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // reserve holds it back. Requests go one at a time, without the script's
 // failures, so each one is seen land.
 func TestDemoWindowsFillWithUse(t *testing.T) {
-	d, err := startDemo(freeAddr(t), t.Logf)
+	d, err := startDemo(freeport.Addr(t), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

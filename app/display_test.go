@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/subpool/subpool/internal/freeport"
 	"net"
 	"os"
 	"os/exec"
@@ -154,7 +155,7 @@ func TestTrayHelperProcess(t *testing.T) {
 func runSubpool(t *testing.T, args string, env ...string) (code int, out string) {
 	t.Helper()
 	home := t.TempDir()
-	cfg := "listen = \"" + freeAddr(t) + "\"\n[keychain]\nbackend = \"file\"\n"
+	cfg := "listen = \"" + freeport.Addr(t) + "\"\n[keychain]\nbackend = \"file\"\n"
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestDemoGUIFallsBackWithoutADisplay(t *testing.T) {
 	if runtime.GOOS != "linux" || waylandTray {
 		t.Skip("an X11 display is looked for on Linux")
 	}
-	code, out := runSubpool(t, "demo --gui --listen "+freeAddr(t)+" --for 300ms --every 1h", "DISPLAY=:99")
+	code, out := runSubpool(t, "demo --gui --listen "+freeport.Addr(t)+" --for 300ms --every 1h", "DISPLAY=:99")
 	first, _, _ := strings.Cut(out, "\n")
 	if code != 0 || !strings.HasPrefix(first, "subpool demo: ") || !strings.Contains(first, "without the tray") {
 		t.Errorf("exit %d, first line %q; want 0 and the reason the tray is not shown:\n%s", code, first, out)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"io"
 	"net"
 	"net/http"
@@ -28,22 +29,12 @@ const (
 	keyB = "sk-test-bravo-0123456789abcdef0123456789"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // newHome makes a home whose providers point at up, with the file
 // keychain backend (the OS keychain has its own tests in keychain/).
 func newHome(t *testing.T, up *sim.Server, extra string) (home, addr string) {
 	t.Helper()
 	home = t.TempDir()
-	addr = freeAddr(t)
+	addr = freeport.Addr(t)
 	cfg := fmt.Sprintf(`listen = %q
 [keychain]
 backend = "file"
@@ -449,7 +440,7 @@ func TestSIGTERMLetsStreamsFinish(t *testing.T) {
 func TestVerbsFindServeOnAnotherAddress(t *testing.T) {
 	up := startSim(t, sim.Options{})
 	home, cfgAddr := newHome(t, up, "")
-	other := freeAddr(t)
+	other := freeport.Addr(t)
 	s, err := daemon.Start(daemon.Options{Home: home, Listen: other, Logf: (&logBuf{}).logf})
 	if err != nil {
 		t.Fatal(err)

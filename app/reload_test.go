@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/subpool/subpool/internal/freeport"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -118,7 +119,7 @@ func TestListenEditWaitsForARestart(t *testing.T) {
 	cli(t, keyA, "add-key", "anthropic", "--label", "alpha", "--home", home)
 	s := startHome(t, home, &logBuf{})
 	s.StopWatchingConfig()
-	other := freeAddr(t)
+	other := freeport.Addr(t)
 	editConfig(t, home, addr, other)
 	code, out, errs := cli(t, "", "reload", "--home", home)
 	if code != 0 || !strings.Contains(out, "listen") || !strings.Contains(out, "next start") {

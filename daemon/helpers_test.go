@@ -3,8 +3,8 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,22 +19,12 @@ import (
 // Test helpers shared by this package's tests; app's end-to-end tests keep
 // their own copies, since test files cannot be shared across packages.
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // newHome makes a home whose providers point at up, with the file
 // keychain backend (the OS keychain has its own tests in keychain/).
 func newHome(t *testing.T, up *sim.Server, extra string) (home, addr string) {
 	t.Helper()
 	home = t.TempDir()
-	addr = freeAddr(t)
+	addr = freeport.Addr(t)
 	cfg := fmt.Sprintf(`listen = %q
 [keychain]
 backend = "file"
@@ -152,7 +142,7 @@ token_url = %q
 redirect_uri = "http://localhost:0/auth/callback"
 [wait]
 sole_provider_max = "0s"
-`, freeAddr(t), oa.URL(), oa.URL()+"/v1/oauth/token", oa.URL(), oa.URL()+"/backend-api/codex", oa.URL()+"/oauth/token")
+`, freeport.Addr(t), oa.URL(), oa.URL()+"/v1/oauth/token", oa.URL(), oa.URL()+"/backend-api/codex", oa.URL()+"/oauth/token")
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -273,7 +273,7 @@ func serve(t *testing.T, up *upstream, extra string, keys ...apiKey) *served {
 	s := &served{t: t, bin: subpoolBin(t), home: t.TempDir(), up: up, log: &lines{}}
 	u := up.url
 	for attempt := 0; ; attempt++ {
-		s.addr = freeAddr(t)
+		s.addr = freeport.Addr(t)
 		cfg := fmt.Sprintf(`listen = %q
 require_client_key = true
 
@@ -330,16 +330,6 @@ poll = "0s"
 	}
 	s.admin = strings.TrimSpace(string(tok))
 	return s
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func (s *served) start() error {

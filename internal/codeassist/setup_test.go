@@ -3,7 +3,7 @@ package codeassist
 import (
 	"context"
 	"errors"
-	"net"
+	"github.com/subpool/subpool/internal/freeport"
 	"net/http"
 	"strings"
 	"testing"
@@ -351,14 +351,7 @@ func TestTemporaryFailuresAreRetried(t *testing.T) {
 	}
 }
 
-// closedURL is an address where nothing listens: one that did a moment
-// ago.
+// closedURL is an address where nothing listens.
 func closedURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String()
-	ln.Close()
-	return u
+	return "http://" + freeport.Addr(t)
 }

@@ -2,7 +2,7 @@ package oauth
 
 import (
 	"errors"
-	"net"
+	"github.com/subpool/subpool/internal/freeport"
 	"strings"
 	"sync"
 	"testing"
@@ -206,12 +206,7 @@ func TestTokenEndpointFallback(t *testing.T) {
 	if p := Anthropic("http://127.0.0.1:1/v1/oauth/token"); len(p.TokenURLs) != 0 {
 		t.Fatalf("configured: %+v", p.TokenURLs)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String() + "/v1/oauth/token"
-	ln.Close()
+	refused := "http://" + freeport.Addr(t) + "/v1/oauth/token"
 
 	e := newEnv(t, sim.OAuthOptions{})
 	old := e.login("c1", sim.Anthropic)

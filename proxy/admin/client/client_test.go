@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/subpool/subpool/internal/freeport"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -246,13 +247,8 @@ func TestTypedErrors(t *testing.T) {
 		t.Errorf("from a page: %v", err)
 	}
 
-	// A real refusing address: listen, note it, close.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := ln.Addr().String()
-	ln.Close()
+	// A real refusing address.
+	gone := freeport.Addr(t)
 	down := &client.Client{Addr: gone, Token: token}
 	if _, err := down.Status(ctx); !client.IsNotRunning(err) || client.IsUnauthorized(err) {
 		t.Errorf("nothing listening: %v", err)
@@ -434,12 +430,7 @@ func TestEventsUnauthorizedStops(t *testing.T) {
 }
 
 func TestEventsNotRunningThenStarted(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeport.Addr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := (&client.Client{Addr: addr, Token: token}).Events(ctx)
@@ -451,9 +442,9 @@ func TestEventsNotRunningThenStarted(t *testing.T) {
 	hub := events.NewHub(nil, 0)
 	h := admin.New(admin.Options{Token: token, Hub: hub, Backend: &admintest.Backend{}})
 	defer h.Close()
-	ln, err = net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("address taken again before the test could reuse it: %v", err)
+		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
