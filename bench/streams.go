@@ -52,7 +52,7 @@ type StreamSeries struct {
 }
 
 // keptSeries bounds the earlier series results.json keeps.
-const keptSeries = 12
+const keptSeries = 24
 
 // sameCode is the latest series and the earlier ones of its code, newest
 // first; a series of unknown code stands alone.
