@@ -276,3 +276,30 @@ func TestDisturbedRunsAreNotJudged(t *testing.T) {
 		t.Errorf("findings %q", got)
 	}
 }
+
+// A pass on the median whose interval still holds the bound is said to be
+// unresolved; a pass below the bound and a miss (told by its finding) are
+// not.
+func TestGapUnresolvedOnlyWhenTheIntervalHoldsTheBound(t *testing.T) {
+	series := func(over ...float64) *Results {
+		s := &StreamSeries{Rounds: 12}
+		for _, d := range over {
+			s.Runs = append(s.Runs, streamRunOf(22000, 23000, 23000, 23000+d, 0))
+		}
+		return &Results{Streams: s}
+	}
+	if got := gapUnresolved(series(-300, -200, -100, 0, 30, 40, 90, 200, 300)); !strings.Contains(got, "within issue 27's bound") ||
+		!strings.Contains(got, "not the chunks in between") {
+		t.Errorf("a median of +30 with an interval past +50: %q", got)
+	}
+	for name, r := range map[string]*Results{
+		"resolved":  series(-40, -30, -20, -10, 0, 10, 20, 30, 40),
+		"missed":    series(-100, 0, 60, 70, 80, 90, 100, 200, 300),
+		"too few":   series(0, 100),
+		"no series": {},
+	} {
+		if got := gapUnresolved(r); got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}
