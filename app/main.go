@@ -41,6 +41,7 @@ func init() {
 		{"reserve", "ID PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
 		{"tools", "ID all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
 		{"env", "claude-code|codex|gemini-cli|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
+		{"setup", "claude-code|codex|gemini-cli|opencode|continue|cline [--dry-run] [--undo]", "write the tool's own settings file so it talks to the proxy (a backup first)", cmdSetup},
 		{"client", "add NAME|list|revoke NAME", "one client key per tool: add (limits optional), list, revoke", cmdClient},
 		{"reload", "", "have the running proxy read config.toml again (edits are also noticed by themselves)", cmdReload},
 		{"events", "[--json]", "print the proxy's decisions as they happen (alias: watch)", cmdEvents},
