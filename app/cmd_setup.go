@@ -35,8 +35,8 @@ func cmdSetup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *undo {
 		done, err := toolsetup.Undo(tool, h)
-		for _, p := range done {
-			fmt.Fprintf(stdout, "restored %s\n", p)
+		for _, line := range done {
+			fmt.Fprintln(stdout, line)
 		}
 		if err != nil {
 			return fail(stderr, "setup", err)

@@ -37,6 +37,9 @@ var Pins = []Pin{
 	{Name: "@anthropic-ai/sdk", Version: "1.15.0"},
 	{Name: "openai", Version: "7.59.0"},
 	{Name: "opencode-ai", Version: "1.18.33", Postinstall: "postinstall.mjs"},
+	// Editor agents that speak Chat Completions (issue 44).
+	{Name: "@continuedev/cli", Version: "1.5.47"},
+	{Name: "cline", Version: "3.0.65", Postinstall: "postinstall.mjs"},
 }
 
 // EnvDir names a directory that already holds the installed clients; when it
@@ -92,7 +95,7 @@ func BundleFiles(pkg, marker string) ([]string, error) {
 	return out, nil
 }
 
-// Bin returns the path of an installed command (claude, codex, gemini, opencode).
+// Bin returns the path of an installed command (claude, codex, gemini, opencode, cn, cline).
 func Bin(name string) (string, error) {
 	d, err := Dir()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
@@ -82,4 +83,56 @@ func reindent(doc []byte, indent string, nl bool) []byte {
 func escapeKey(k string) string {
 	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
 	return r.Replace(k)
+}
+
+// unsetJSON takes setup's members out of a file changed since setup wrote
+// it (opencode, for one, adds its $schema on first run): each member gets
+// the value it had in orig, or goes when orig had none, and so does any
+// object setup made for it that is now empty. Everything else, the
+// tool's own changes included, stays.
+func unsetJSON(doc, orig []byte, keys []string) ([]byte, error) {
+	if !json.Valid(doc) {
+		return nil, errors.New("is no longer plain JSON")
+	}
+	indent, standard := jsonLayout(doc)
+	had := func(path string) gjson.Result {
+		if orig == nil {
+			return gjson.Result{}
+		}
+		return gjson.GetBytes(orig, path)
+	}
+	out := doc
+	var err error
+	for _, k := range keys {
+		if v := had(k); v.Exists() {
+			out, err = sjson.SetRawBytes(out, k, []byte(v.Raw))
+		} else {
+			out, err = sjson.DeleteBytes(out, k)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for p, ok := parent(k); ok && !had(p).Exists(); p, ok = parent(p) {
+			if v := gjson.GetBytes(out, p); !v.IsObject() || len(v.Map()) > 0 {
+				break
+			}
+			if out, err = sjson.DeleteBytes(out, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if standard {
+		out = reindent(out, indent, bytes.HasSuffix(doc, []byte("\n")))
+	}
+	return out, nil
+}
+
+// parent is the path of the object holding path's member.
+func parent(path string) (string, bool) {
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] == '.' && path[i-1] != '\\' {
+			return path[:i], true
+		}
+	}
+	return "", false
 }

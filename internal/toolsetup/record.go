@@ -27,6 +27,9 @@ type record struct {
 	// Written is the SHA-256 of what setup last wrote, so Undo can tell a
 	// file changed since by the person or the tool.
 	Written string `json:"written"`
+	// Keys are the JSON members setup set, so a file the tool changed
+	// since can still have just those taken out.
+	Keys []string `json:"keys,omitempty"`
 }
 
 type records struct {
@@ -100,7 +103,7 @@ func Apply(p Plan, home string, at time.Time) ([]string, error) {
 		if err := atomicfile.Write(c.Path, c.After, modeOf(c.Path, 0o600)); err != nil {
 			return made, fmt.Errorf("cannot write %s (%v)", c.Path, err)
 		}
-		rec.Written = sum(c.After)
+		rec.Written, rec.Keys = sum(c.After), c.Keys
 		recs.Tools[p.Tool] = put(recs.Tools[p.Tool], rec)
 		if err := recs.save(home); err != nil {
 			return made, fmt.Errorf("wrote %s but cannot record it in %s (%v); its backup is %s", c.Path, home, err, rec.Backup)
@@ -110,8 +113,10 @@ func Apply(p Plan, home string, at time.Time) ([]string, error) {
 }
 
 // Undo gives every file setup wrote for the tool its original bytes back,
-// or removes it when setup created it. It changes nothing when any of them
-// changed since setup wrote it, and says which.
+// or removes it when setup created it. A JSON file changed since setup
+// wrote it keeps those changes and loses only setup's members. When any
+// other file changed since, nothing is undone, and the error says which.
+// It returns one line per file, saying what was done.
 func Undo(tool, home string) ([]string, error) {
 	recs, err := loadRecords(home)
 	if err != nil {
@@ -121,28 +126,60 @@ func Undo(tool, home string) ([]string, error) {
 	if len(list) == 0 {
 		return nil, fmt.Errorf("subpool setup has not changed %s's files, so there is nothing to undo", tool)
 	}
-	for _, r := range list {
-		cur, err := os.ReadFile(r.Path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("cannot read %s (%v); nothing was undone", r.Path, err)
-		}
-		if err == nil && sum(cur) != r.Written {
-			how := "remove it by hand if you no longer want it"
-			if !r.Created {
-				how = "its original is in " + r.Backup
-			}
-			return nil, fmt.Errorf("%s changed since subpool setup wrote it, so it is left as it is (%s); nothing was undone", r.Path, how)
+	steps := make([]func() (string, error), len(list))
+	for i, r := range list {
+		if steps[i], err = undoStep(r); err != nil {
+			return nil, err
 		}
 	}
 	var done []string
-	for _, r := range list {
-		if err := restore(r); err != nil {
+	for _, step := range steps {
+		line, err := step()
+		if err != nil {
 			return done, err
 		}
-		done = append(done, r.Path)
+		done = append(done, line)
 	}
 	delete(recs.Tools, tool)
 	return done, recs.save(home)
+}
+
+// undoStep checks that a file can be undone and returns the step that
+// does it, so Undo changes nothing unless every file can be.
+func undoStep(r record) (func() (string, error), error) {
+	cur, err := os.ReadFile(r.Path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && sum(cur) == r.Written) {
+		return func() (string, error) { return "restored " + r.Path, restore(r) }, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s (%v); nothing was undone", r.Path, err)
+	}
+	how := "remove it by hand if you no longer want it"
+	if !r.Created {
+		how = "its original is in " + r.Backup
+	}
+	if len(r.Keys) == 0 {
+		return nil, fmt.Errorf("%s changed since subpool setup wrote it, so it is left as it is (%s); nothing was undone", r.Path, how)
+	}
+	var orig []byte
+	if !r.Created {
+		if orig, err = os.ReadFile(r.Backup); err != nil {
+			return nil, fmt.Errorf("cannot read the backup %s (%v); nothing was undone", r.Backup, err)
+		}
+	}
+	out, err := unsetJSON(cur, orig, r.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("%s %v since subpool setup wrote it, so it is left as it is (%s); nothing was undone", r.Path, err, how)
+	}
+	return func() (string, error) {
+		if err := atomicfile.Write(r.Path, out, modeOf(r.Path, 0o600)); err != nil {
+			return "", fmt.Errorf("cannot write %s (%v)", r.Path, err)
+		}
+		if r.Backup != "" {
+			os.Remove(r.Backup)
+		}
+		return "took subpool's settings out of " + r.Path + " (it changed since setup; those changes are kept)", nil
+	}, nil
 }
 
 func restore(r record) error {

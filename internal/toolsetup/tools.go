@@ -11,11 +11,11 @@ func claudeSettings(e Env) string {
 	return filepath.Join(e.dir("CLAUDE_CONFIG_DIR", ".claude"), "settings.json")
 }
 
-func claudeEdit(before []byte, t Target) ([]byte, error) {
-	return setJSON(before, []jsonSet{
+func claudeSets(_ []byte, t Target) []jsonSet {
+	return []jsonSet{
 		{"env.ANTHROPIC_BASE_URL", t.Base},
 		{"env.ANTHROPIC_AUTH_TOKEN", t.Key},
-	})
+	}
 }
 
 // Gemini CLI needs the key auth selected in settings.json before it takes
@@ -29,8 +29,8 @@ func geminiDotenv(e Env) string {
 	return filepath.Join(e.Home, ".gemini", ".env")
 }
 
-func geminiSettingsEdit(before []byte, _ Target) ([]byte, error) {
-	return setJSON(before, []jsonSet{{"security.auth.selectedType", "gemini-api-key"}})
+func geminiSettingsSets([]byte, Target) []jsonSet {
+	return []jsonSet{{"security.auth.selectedType", "gemini-api-key"}}
 }
 
 func geminiDotenvEdit(before []byte, t Target) ([]byte, error) {
@@ -46,7 +46,7 @@ func opencodeConfig(e Env) string {
 	return filepath.Join(e.dir("XDG_CONFIG_HOME", ".config"), "opencode", "opencode.json")
 }
 
-func opencodeEdit(before []byte, t Target) ([]byte, error) {
+func opencodeSets(before []byte, t Target) []jsonSet {
 	sets := []jsonSet{
 		{"provider.anthropic.options.baseURL", t.Base + "/v1"},
 		{"provider.anthropic.options.apiKey", t.Key},
@@ -56,7 +56,7 @@ func opencodeEdit(before []byte, t Target) ([]byte, error) {
 	if before == nil {
 		sets = append([]jsonSet{{escapeKey("$schema"), "https://opencode.ai/config.json"}}, sets...)
 	}
-	return setJSON(before, sets)
+	return sets
 }
 
 // Cline CLI keeps its providers in data/settings/providers.json under
@@ -70,7 +70,7 @@ func clineProviders(e Env) string {
 // tests' bytes do not depend on the clock.
 var now = time.Now
 
-func clineEdit(before []byte, t Target) ([]byte, error) {
+func clineSets(before []byte, t Target) []jsonSet {
 	const p = "providers.openai-compatible."
 	sets := []jsonSet{
 		{p + "settings.provider", "openai-compatible"},
@@ -84,7 +84,7 @@ func clineEdit(before []byte, t Target) ([]byte, error) {
 	if before == nil {
 		sets = append([]jsonSet{{"version", 1}, {"modes", map[string]any{}}}, sets...)
 	}
-	return setJSON(before, sets)
+	return sets
 }
 
 // Continue CLI reads config.yaml in CONTINUE_GLOBAL_DIR (else ~/.continue).

@@ -61,10 +61,12 @@ func (e Env) dir(envVar string, def ...string) string {
 // file does not exist), or says why the file is left alone.
 type edit func(before []byte, t Target) ([]byte, error)
 
-// file is one settings file of a tool.
+// file is one settings file of a tool: a JSON file names the members it
+// sets (so they can be taken out again), any other format edits its text.
 type file struct {
 	path func(Env) string
 	edit edit
+	json func(before []byte, t Target) []jsonSet
 }
 
 // tool is one tool's files, in the order they are written.
@@ -75,15 +77,15 @@ type tool struct {
 }
 
 var tools = map[string]tool{
-	"claude-code": {files: []file{{path: claudeSettings, edit: claudeEdit}}},
+	"claude-code": {files: []file{{path: claudeSettings, json: claudeSets}}},
 	"codex":       {files: []file{{path: codexConfig, edit: codexEdit}}},
 	"gemini-cli": {files: []file{
-		{path: geminiSettings, edit: geminiSettingsEdit},
+		{path: geminiSettings, json: geminiSettingsSets},
 		{path: geminiDotenv, edit: geminiDotenvEdit},
 	}},
-	"opencode": {files: []file{{path: opencodeConfig, edit: opencodeEdit}}},
+	"opencode": {files: []file{{path: opencodeConfig, json: opencodeSets}}},
 	"continue": {files: []file{{path: continueConfig, edit: continueEdit}}, defaultModel: "gpt-5"},
-	"cline":    {files: []file{{path: clineProviders, edit: clineEdit}}, defaultModel: "gpt-5"},
+	"cline":    {files: []file{{path: clineProviders, json: clineSets}}, defaultModel: "gpt-5"},
 }
 
 // Tools lists the tools setup knows, sorted.
@@ -110,6 +112,9 @@ type Change struct {
 	Path   string
 	Before []byte // nil: the file does not exist yet
 	After  []byte
+	// Keys are the JSON members setup sets (sjson paths); empty for a
+	// file of another format.
+	Keys []string
 }
 
 // Plan is every change setup would make for one tool.
@@ -138,13 +143,28 @@ func Prepare(name string, env Env, t Target) (Plan, error) {
 		} else if err != nil {
 			return Plan{}, fmt.Errorf("cannot read %s (%v); nothing was changed", path, err)
 		}
-		after, err := f.edit(before, t)
+		c, err := f.change(before, t)
 		if err != nil {
 			return Plan{}, fmt.Errorf("%s: %v; nothing was changed", path, err)
 		}
-		p.Changes = append(p.Changes, Change{Path: path, Before: before, After: after})
+		c.Path = path
+		p.Changes = append(p.Changes, c)
 	}
 	return p, nil
+}
+
+func (f file) change(before []byte, t Target) (Change, error) {
+	if f.json == nil {
+		after, err := f.edit(before, t)
+		return Change{Before: before, After: after}, err
+	}
+	sets := f.json(before, t)
+	after, err := setJSON(before, sets)
+	c := Change{Before: before, After: after}
+	for _, s := range sets {
+		c.Keys = append(c.Keys, s.path)
+	}
+	return c, err
 }
 
 // Unchanged reports whether applying the plan would change nothing.

@@ -300,7 +300,7 @@ func TestUndoLeavesAFileChangedSince(t *testing.T) {
 // only in the lines setup changes, so the person's diff stays readable.
 func TestToolWrittenJSONKeepsItsLayout(t *testing.T) {
 	before := existing["gemini-cli"][".gemini/settings.json"]
-	after, err := geminiSettingsEdit([]byte(before), target)
+	after, err := setJSON([]byte(before), geminiSettingsSets(nil, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,5 +331,52 @@ func TestUnknownTool(t *testing.T) {
 	env, _ := testEnv(t)
 	if _, err := Prepare("vim", env, target); err == nil || !strings.Contains(err.Error(), "claude-code") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// opencode adds its $schema to the file on its first run: undo then takes
+// out only subpool's members and keeps the tool's change.
+func TestUndoOfAChangedJSONFileTakesOutOnlySetupsMembers(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, rel, before, toolAdds, want string
+	}{
+		{"opencode adds its schema", "opencode", ".config/opencode/opencode.json",
+			"{\n  \"theme\": \"opencode\"\n}\n", `"$schema"`,
+			"{\n  \"theme\": \"opencode\",\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"},
+		{"claude code writes a file setup made", "claude-code", ".claude/settings.json",
+			"", `"feedbackSurveyState"`,
+			"{\n  \"feedbackSurveyState\": \"https://opencode.ai/config.json\"\n}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, home := testEnv(t)
+			path := filepath.Join(env.Home, c.rel)
+			if c.before != "" {
+				write(t, path, c.before)
+			}
+			p, err := Prepare(c.tool, env, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Apply(p, home, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			// The tool adds a member of its own, laid out as it lays it out.
+			var v map[string]any
+			json.Unmarshal([]byte(read(t, path)), &v)
+			v[strings.Trim(c.toolAdds, `"`)] = "https://opencode.ai/config.json"
+			b, _ := json.MarshalIndent(v, "", "  ")
+			write(t, path, string(b)+"\n")
+			done, err := Undo(c.tool, home)
+			if err != nil || len(done) != 1 || !strings.Contains(done[0], "changes are kept") {
+				t.Fatalf("undo: %v %v", done, err)
+			}
+			got := read(t, path)
+			var after, want map[string]any
+			json.Unmarshal([]byte(got), &after)
+			json.Unmarshal([]byte(c.want), &want)
+			if len(after) != len(want) || strings.Contains(got, target.Key) || strings.Contains(got, "8787") || !strings.Contains(got, c.toolAdds) {
+				t.Errorf("after undo:\n%s\nwant the members of\n%s", got, c.want)
+			}
+		})
 	}
 }
