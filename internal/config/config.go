@@ -76,6 +76,9 @@ type Config struct {
 
 	// Subscriptions is [subscriptions]: which tools a login serves.
 	Subscriptions Subscriptions
+
+	// fileKeys are the keys the file set (FileKeys).
+	fileKeys []string
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -381,6 +384,7 @@ func Parse(path string, b []byte) (Config, error) {
 	if err := parseSubscriptions(f.Subscriptions, &c.Subscriptions, bad); err != nil {
 		return Config{}, err
 	}
+	c.fileKeys = setKeys(md)
 	return c, nil
 }
 
