@@ -242,4 +242,7 @@ var (
 	ErrNotFound    = errors.New("no such credential")
 	ErrBadRequest  = errors.New("bad request")
 	ErrUnsupported = errors.New("not supported")
+	// ErrConflict: the credential's state keeps the action from doing what
+	// was asked (a resume of a login that needs a new login); 409.
+	ErrConflict = errors.New("conflict")
 )
