@@ -313,7 +313,15 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: cannot read: %v", path, err)
 	}
-	return Parse(path, b)
+	c, err := Parse(path, b)
+	if err == nil && strings.TrimSpace(string(b)) == "" {
+		// subpool never writes an empty file: one is a file cut short (a
+		// full disk, a crashed editor), and starting on it would quietly
+		// use every default (issue 43). A file of comments alone was
+		// written on purpose.
+		return Config{}, &Error{Path: path, Msg: "the file is empty (cut short?): restore it, or delete it and subpool writes the commented defaults"}
+	}
+	return c, err
 }
 
 // Read is Load without creating anything: a missing file means defaults.

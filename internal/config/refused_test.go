@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -97,5 +99,28 @@ func TestReservedProviderNamesAreRefused(t *testing.T) {
 		if _, err := Parse("config.toml", []byte("[providers."+name+"]\nwire = \"openai\"\nbase_url = \"https://x.example\"\n")); err != nil {
 			t.Errorf("provider %q: %v", name, err)
 		}
+	}
+}
+
+// A start on an empty config.toml is refused: subpool never writes one,
+// so it is a file cut short, and starting on it would move to every
+// default (the OS keychain, the real upstreams) without a word (issue
+// 43). A file of comments alone is a person's, and starts on defaults.
+func TestStartOnAnEmptyFileIsRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	for _, text := range []string{"", "\n \n"} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), "empty") || !strings.Contains(err.Error(), "delete it") {
+			t.Errorf("%q: %v, want a refusal saying what to do", text, err)
+		}
+	}
+	if err := os.WriteFile(p, []byte("# all defaults\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(p); err != nil || c.KeychainBackend != "os" {
+		t.Errorf("comments only: %v", err)
 	}
 }
