@@ -164,7 +164,7 @@ var elsewhere = []string{"listen", "keychain.", "providers."}
 // the proxy listens.
 func CutShort(prev, next []string, skipListen bool) string {
 	if len(next) == 0 && len(prev) > 0 {
-		return "config.toml sets no key now (empty or cut short?): restore it; a start on it would use every default (the OS keychain, the real upstreams)"
+		return "config.toml sets no key now (empty or cut short?): restore it, or delete it and restart subpool for the commented defaults"
 	}
 	var gone []string
 	for _, k := range prev {
