@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,64 @@ func TestStartOnAnEmptyFileIsRefused(t *testing.T) {
 	}
 	if c, err := Load(p); err != nil || c.KeychainBackend != "os" {
 		t.Errorf("comments only: %v", err)
+	}
+}
+
+// CutShort's rule, one row per case.
+func TestCutShort(t *testing.T) {
+	prev := []string{"listen", "keychain.backend", "providers.anthropic.base_url", "cooldown.ladder"}
+	for _, tc := range []struct {
+		name       string
+		next       []string
+		skipListen bool
+		want       string // "" = an edit
+	}{
+		{"the same keys", prev, false, ""},
+		{"no key", nil, false, "sets no key"},
+		{"a provider's key dropped", []string{"listen", "keychain.backend", "cooldown.ladder"}, false, "providers.anthropic.base_url"},
+		{"listen dropped", prev[1:], false, "no longer sets listen"},
+		{"listen dropped under --listen", prev[1:], true, ""},
+		{"a live key dropped", prev[:3], false, ""},
+		{"a key added", append(slices.Clone(prev), "providers.zai.base_url"), false, ""},
+	} {
+		if got := CutShort(prev, tc.next, tc.skipListen); tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := CutShort(nil, nil, false); got != "" {
+		t.Errorf("a file that never set anything, still empty: %q", got)
+	}
+}
+
+// The commented default file cut short at any line, up to the end of its
+// last provider, is caught; a cut after that drops only live keys and
+// start keys whose defaults stay on this machine.
+func TestDefaultFileCutShortIsCaught(t *testing.T) {
+	whole, err := Parse("config.toml", []byte(DefaultText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(DefaultText, "\n")
+	lastProvider := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "[providers.") {
+			for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "["); j++ {
+				if l := strings.TrimSpace(lines[j]); l != "" && !strings.HasPrefix(l, "#") {
+					lastProvider = j
+				}
+			}
+		}
+	}
+	if !strings.Contains(lines[lastProvider], "authorize_url") {
+		t.Fatalf("the last provider key is %q, want google's authorize_url", lines[lastProvider])
+	}
+	for n := 0; n <= lastProvider; n++ {
+		cut, err := Parse("config.toml", []byte(strings.Join(lines[:n], "")))
+		if err != nil {
+			continue // refused as any bad file
+		}
+		if CutShort(whole.FileKeys(), cut.FileKeys(), false) == "" {
+			t.Errorf("cut after line %d (%q): taken as an edit", n, strings.TrimSpace(lines[max(n-1, 0)]))
+		}
 	}
 }
