@@ -5,14 +5,15 @@ package app
 import (
 	"log"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime"
 	"strconv"
+
+	"github.com/subpool/subpool/internal/pprofserve"
 )
 
 // A binary built with -tags pprof serves the runtime's profiles on
-// SUBPOOL_PPROF (an address such as 127.0.0.1:6060) when it is set, to
+// SUBPOOL_PPROF (a loopback address such as 127.0.0.1:6060) when it is set, to
 // profile `subpool serve` as the bench runs it (issue 27: where 256
 // streams spend their time). Off the tag none of this is compiled in: the
 // binary a user runs carries no profiling endpoint.
@@ -37,13 +38,14 @@ func init() {
 	if n, err := strconv.Atoi(os.Getenv("SUBPOOL_PPROF_MUTEX")); err == nil {
 		runtime.SetMutexProfileFraction(n)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	// Loopback only, behind the proxy's Host guard (internal/pprofserve).
+	ln, err := pprofserve.Listen(addr)
+	if err != nil {
+		log.Printf("subpool: pprof: %v", err)
+		return
+	}
 	go func() {
-		if err := http.ListenAndServe(addr, mux); err != nil {
+		if err := http.Serve(ln, pprofserve.Handler()); err != nil {
 			log.Printf("subpool: pprof on %s: %v", addr, err)
 		}
 	}()

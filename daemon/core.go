@@ -258,7 +258,7 @@ func (c *core) RemoveCredential(ctx context.Context, id string) error {
 }
 
 func (c *core) Pause(ctx context.Context, id string) error  { return c.poolOp(id, c.pool.Pause) }
-func (c *core) Resume(ctx context.Context, id string) error { return c.poolOp(id, c.pool.Resume) }
+func (c *core) Resume(ctx context.Context, id string) error { return c.resume(id) }
 func (c *core) Reset(ctx context.Context, id string) error  { return c.poolOp(id, c.pool.Reset) }
 
 func (c *core) poolOp(id string, op func(string) error) error {

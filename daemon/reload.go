@@ -80,6 +80,13 @@ type reloader struct {
 	// what runs, and not a change either.
 	listenFlag string
 
+	// fileKeys are the keys of the file last taken (config.CutShort);
+	// reload only.
+	fileKeys []string
+	// problem is why the last reload was refused, "" once one is taken;
+	// status shows it.
+	problem atomic.Pointer[string]
+
 	stop context.CancelFunc
 	done chan struct{}
 	mu   sync.Mutex // one reload at a time
@@ -92,26 +99,50 @@ func (r *reloader) reload(why string) api.ReloadResult {
 	defer r.mu.Unlock()
 	next, err := config.Read(r.path)
 	if err != nil {
-		msg := oneLineErr(err)
-		r.logf("config.toml edit refused (%s), the running config stays: %s", why, msg)
-		r.events.Emit(api.Event{Type: api.EventConfigRejected, Reason: msg})
-		return api.ReloadResult{Error: msg}
+		return r.refuse(why, oneLineErr(err))
+	}
+	if msg := config.CutShort(r.fileKeys, next.FileKeys(), r.listenFlag != ""); msg != "" {
+		return r.refuse(why, msg)
 	}
 	cur := *r.live.load()
 	if r.listenFlag != "" {
 		next.Listen = cur.Listen
 	}
+	applied := withLiveKeys(cur, next)
+	if applied.AllowRemote && !applied.RequireClientKey {
+		// allow_remote waits for a restart, require_client_key would not:
+		// together they would serve any Host without a key until then.
+		return r.refuse(why, "require_client_key: allow_remote = true runs until the next start, so require_client_key must stay true until then; restart subpool to change both")
+	}
+	r.fileKeys = next.FileKeys()
+	r.problem.Store(nil)
 	d := config.Diff(cur, next)
 	if len(d.Live) == 0 && len(d.Restart) == 0 {
 		return api.ReloadResult{}
 	}
-	applied := withLiveKeys(cur, next)
 	r.live.store(applied)
 	r.apply(applied)
 	msg := DescribeReload(d)
 	r.logf("config.toml reloaded (%s): %s", why, msg)
 	r.events.Emit(api.Event{Type: api.EventConfigReloaded, Reason: msg})
 	return api.ReloadResult{Live: d.Live, Restart: d.Restart}
+}
+
+// refuse keeps the running config and says why, in the log, in a
+// config_rejected event and in status until a reload takes a file.
+func (r *reloader) refuse(why, msg string) api.ReloadResult {
+	r.logf("config.toml edit refused (%s), the running config stays: %s", why, msg)
+	r.events.Emit(api.Event{Type: api.EventConfigRejected, Reason: msg})
+	r.problem.Store(&msg)
+	return api.ReloadResult{Error: msg}
+}
+
+// Problem is why the last reload was refused, "" when it was not.
+func (r *reloader) Problem() string {
+	if p := r.problem.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // withLiveKeys is cur with the keys config.Diff calls live taken from
@@ -194,6 +225,9 @@ func (s *Daemon) Status(ctx context.Context) (api.Status, error) {
 	if s.history != nil {
 		st.History = &api.HistoryStatus{Dropped: s.history.Dropped(), Failed: s.history.Failed(), Held: s.history.Held(), Problem: s.history.Problem()}
 	}
+	if s.reloader != nil {
+		st.ConfigProblem = s.reloader.Problem()
+	}
 	return st, nil
 }
 
@@ -264,6 +298,7 @@ func (s *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain
 	s.live.store(cfg)
 	if o.Config == nil {
 		s.reloader = &reloader{path: filepath.Join(o.Home, config.FileName), live: &s.live, events: s.hub, logf: logf,
+			fileKeys: cfg.FileKeys(),
 			apply: func(c config.Config) {
 				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
 				s.core.pool.SetUsage(usageConfig(c.Usage))

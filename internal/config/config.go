@@ -76,6 +76,9 @@ type Config struct {
 
 	// Subscriptions is [subscriptions]: which tools a login serves.
 	Subscriptions Subscriptions
+
+	// fileKeys are the keys the file set (FileKeys).
+	fileKeys []string
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -310,7 +313,15 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%s: cannot read: %v", path, err)
 	}
-	return Parse(path, b)
+	c, err := Parse(path, b)
+	if err == nil && strings.TrimSpace(string(b)) == "" {
+		// subpool never writes an empty file: one is a file cut short (a
+		// full disk, a crashed editor), and starting on it would quietly
+		// use every default (issue 43). A file of comments alone was
+		// written on purpose.
+		return Config{}, &Error{Path: path, Msg: "the file is empty (cut short?): restore it, or delete it and subpool writes the commented defaults"}
+	}
+	return c, err
 }
 
 // Read is Load without creating anything: a missing file means defaults.
@@ -381,6 +392,7 @@ func Parse(path string, b []byte) (Config, error) {
 	if err := parseSubscriptions(f.Subscriptions, &c.Subscriptions, bad); err != nil {
 		return Config{}, err
 	}
+	c.fileKeys = setKeys(md)
 	return c, nil
 }
 
@@ -398,7 +410,9 @@ func parseTop(f file, c *Config, bad badKey) error {
 	if f.RequireClientKey != nil {
 		c.RequireClientKey = *f.RequireClientKey
 	}
-	if err := checkListen(c.Listen, c.AllowRemote, c.RequireClientKey); err != nil {
+	if err := checkListen(c.Listen, c.AllowRemote, c.RequireClientKey); errors.Is(err, errOpenRemote) {
+		return bad("allow_remote", "%s", err)
+	} else if err != nil {
 		return bad("listen", "%s", err)
 	}
 	for i, o := range f.AllowOrigins {
@@ -452,6 +466,9 @@ func parseProvider(name string, pf providerFile, provs map[string]Provider, bad 
 	key := "providers." + name
 	if !ValidName(name) {
 		return Provider{}, bad(key, "provider names use lower-case letters, digits, '-' and '_'")
+	}
+	if reservedName(name) {
+		return Provider{}, bad(key, "%q is a path subpool routes itself (/%s/...), so no request could reach this provider: choose another name", name, name)
 	}
 	p, builtin := provs[name]
 	if !builtin {
@@ -552,14 +569,13 @@ func parseWait(wf *waitFile, c *Config, bad badKey) error {
 		c.SoleProviderMax = d
 	}
 	if s := wf.CapacityMax; s != nil {
-		d, err := duration(*s)
+		d, err := checkedDuration("wait.capacity_max", *s, func(d time.Duration) bool { return d >= 0 }, "0 (off) or more", bad)
 		if err != nil {
-			return bad("wait.capacity_max", "%s", err)
+			return err
 		}
-		// Documented normalisation rather than an error: a negative
-		// budget means "off", and more than an hour is capped, since no
-		// client keeps a request open that long.
-		c.CapacityMax = min(max(d, 0), maxCapacityWait)
+		// Documented normalisation rather than an error: more than an
+		// hour is capped, since no client keeps a request open that long.
+		c.CapacityMax = min(d, maxCapacityWait)
 	}
 	return nil
 }
@@ -763,17 +779,19 @@ func checkListen(addr string, allowRemote, requireKey bool) error {
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		return fmt.Errorf("%q has no valid port", addr)
 	}
-	if IsLoopback(host) {
+	// allow_remote opens the Host guard whatever the address: a loopback
+	// listener behind an SSH tunnel or a port forward is reached from
+	// other machines too (issue 43: Host evil.com with no key was served).
+	if allowRemote && !requireKey {
+		return errOpenRemote
+	}
+	if IsLoopback(host) || allowRemote {
 		return nil
 	}
-	if !allowRemote {
-		return fmt.Errorf("%q is not a loopback address; subpool listens on 127.0.0.1 unless allow_remote = true", addr)
-	}
-	if !requireKey {
-		return fmt.Errorf("%q is reachable from other machines, so require_client_key must stay true", addr)
-	}
-	return nil
+	return fmt.Errorf("%q is not a loopback address; subpool listens on 127.0.0.1 unless allow_remote = true", addr)
 }
+
+var errOpenRemote = errors.New("allow_remote = true lets requests for any Host in, so require_client_key must stay true: set require_client_key = true, or allow_remote = false")
 
 // IsLoopback reports whether host (no port) is a loopback name or address.
 func IsLoopback(host string) bool {
@@ -792,10 +810,16 @@ func checkURL(s string) error {
 	return nil
 }
 
+// duration refuses a negative value for every key: no setting counts
+// backwards, and a "-5m" that quietly meant "off" (issue 43: capacity_max)
+// hides a typo. A key that can be turned off says so with 0.
 func duration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a duration (use Go syntax like \"30s\", \"5m\", \"1h30m\")", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative: durations are 0 or more (\"0s\" turns off what can be off)", s)
 	}
 	return d, nil
 }
@@ -845,6 +869,16 @@ func ValidName(s string) bool {
 		}
 	}
 	return true
+}
+
+// reservedName reports whether a provider called name could never be
+// reached at /NAME/...: the proxy routes /v1/ and /v1beta/ to the
+// built-in pools and any path starting /v1internal to Code Assist before
+// it reads a provider's name (proxy.route), and the daemon hands
+// /subpool/v1/ to the admin API (every Anthropic and OpenAI route of a
+// provider called subpool).
+func reservedName(name string) bool {
+	return name == "v1" || name == "v1beta" || name == "subpool" || strings.HasPrefix(name, "v1internal")
 }
 
 func firstLine(s string) string {

@@ -43,7 +43,7 @@ limit_scope = "egress"
 [cooldown]
 ladder = ["10s", "1m"]
 [wait]
-capacity_max = "-5s"
+capacity_max = "2h"
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +55,8 @@ capacity_max = "-5s"
 	if len(c.Ladder) != 2 || c.Ladder[1] != time.Minute {
 		t.Errorf("ladder = %v", c.Ladder)
 	}
-	if c.CapacityMax != 0 {
-		t.Errorf("negative capacity_max must mean off, got %v", c.CapacityMax)
+	if c.CapacityMax != time.Hour {
+		t.Errorf("capacity_max over an hour must be capped at 1h, got %v", c.CapacityMax)
 	}
 	if got := c.ProviderNames(); strings.Join(got, ",") != "anthropic,openai,google,zai" {
 		t.Errorf("ProviderNames = %v", got)
@@ -69,7 +69,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		toml, key string
 	}{
 		{`listen = "0.0.0.0:8787"`, "listen"},
-		{"listen = \"0.0.0.0:8787\"\nallow_remote = true\nrequire_client_key = false", "listen"},
+		{"listen = \"0.0.0.0:8787\"\nallow_remote = true\nrequire_client_key = false", "allow_remote"},
 		{`listen = "nonsense"`, "listen"},
 		{"[cooldown]\nladder = [\"30s\", \"6x\"]", "cooldown.ladder[1]"},
 		{"[cooldown]\nreset_after = \"-1m\"", "cooldown.reset_after"},

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/BurntSushi/toml"
 )
 
 // Reload is what an edit of config.toml changes, by key: what applies to
@@ -124,4 +128,62 @@ func snake(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// FileKeys are the keys the parsed file set, dotted as in config.toml
+// ("providers.zai.base_url"), in file order; tables themselves are not
+// keys. Nil for Default() and for a file that sets nothing.
+func (c Config) FileKeys() []string { return c.fileKeys }
+
+func setKeys(md toml.MetaData) []string {
+	var out []string
+	for _, k := range md.Keys() {
+		if t := md.Type(k...); t != "Hash" && t != "ArrayHash" {
+			out = append(out, k.String())
+		}
+	}
+	return out
+}
+
+// elsewhere are the keys whose defaults take a start somewhere else: to
+// another address, to the OS keychain (where none of the file backend's
+// secrets are), to the real upstreams instead of a gateway or a test
+// server.
+var elsewhere = []string{"listen", "keychain.", "providers."}
+
+// CutShort says why an edit of config.toml looks empty or cut short
+// rather than meant, or "" when it does not. prev are the keys of the file
+// the proxy runs on (FileKeys), next the edit's. The rule: the edit sets
+// no key at all while prev set some, or it no longer sets a key of prev
+// under listen, [keychain] or [providers.*]. Those keys are read only at
+// start, so refusing such an edit costs nothing now, and it keeps a file
+// truncated by a full disk or a crashed editor from being announced as a
+// change "at the next start" (issue 43). A key set to another value is an
+// edit, and so is a dropped key anywhere else: its default applies live
+// and the reload names it. skipListen: --listen, not the file, says where
+// the proxy listens.
+func CutShort(prev, next []string, skipListen bool) string {
+	if len(next) == 0 && len(prev) > 0 {
+		return "config.toml sets no key now (empty or cut short?): restore it, or delete it and restart subpool for the commented defaults"
+	}
+	var gone []string
+	for _, k := range prev {
+		if slices.Contains(next, k) || skipListen && k == "listen" {
+			continue
+		}
+		for _, e := range elsewhere {
+			if k == e || strings.HasSuffix(e, ".") && strings.HasPrefix(k, e) {
+				gone = append(gone, k)
+				break
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return ""
+	}
+	named := strings.Join(gone[:min(len(gone), 3)], ", ")
+	if len(gone) > 3 {
+		named += fmt.Sprintf(" and %d more", len(gone)-3)
+	}
+	return "config.toml no longer sets " + named + " (cut short?): restore them, or restart subpool to start on their defaults"
 }

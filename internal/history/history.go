@@ -128,6 +128,9 @@ func Open(path string, o Options) (*DB, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("history: %v", err)
+	}
 	ctx := context.Background()
 	// The version is read before anything writes (journal mode included),
 	// so a newer file is refused exactly as it was found.
@@ -143,7 +146,10 @@ func Open(path string, o Options) (*DB, error) {
 		sdb.Close()
 		return nil, fmt.Errorf("history: %s: %v", path, err)
 	}
-	os.Chmod(path, 0o600)
+	// A -wal or -shm an older subpool left at 0644 (issue 43).
+	for _, f := range sideFiles {
+		os.Chmod(path+f, 0o600)
+	}
 	d := &DB{
 		path: path, sql: sdb, o: o, prices: newPrices(o.Prices),
 		queue:   make(chan *api.Event, o.Queue),
@@ -155,6 +161,23 @@ func Open(path string, o Options) (*DB, error) {
 	d.droppedBase = d.metaInt(ctx, metaDropped)
 	go d.writeLoop()
 	return d, nil
+}
+
+// sideFiles are the files SQLite keeps beside the database.
+var sideFiles = []string{"-wal", "-shm", "-journal"}
+
+// private makes the database file exist at 0600 before SQLite opens it:
+// SQLite gives the -wal, -shm and -journal it creates the database's own
+// mode, so they are 0600 too, whatever the umask and the home's mode
+// (issue 43: they were 0644, readable by anyone in a 0755 home). An empty
+// file is a valid empty database.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chmod(path, 0o600)
 }
 
 // OpenReadOnly opens an existing history for queries only (the CLI, with

@@ -58,7 +58,10 @@ func (d *DB) writeLoop() {
 	defer gather.Stop()
 	gathering := false
 	var acks []chan error
-	var retry []*api.Event // rows a failed commit left, tried again first
+	var retry []*api.Event                      // rows a failed commit left, tried again first
+	again := d.o.Clock.NewTimer(retryHeldEvery) // held rows' next try
+	again.Stop()
+	defer again.Stop()
 	flush := func() {
 		d.drain(&batch)
 		if len(retry) > 0 {
@@ -68,8 +71,10 @@ func (d *DB) writeLoop() {
 		err := d.commit(batch)
 		if err != nil {
 			retry = d.failedBatch(batch, err)
+			again.Reset(retryHeldEvery)
 		} else {
 			d.recovered()
+			again.Stop()
 		}
 		if retry == nil {
 			clear(batch) // let the rows' strings be collected while the writer idles
@@ -102,6 +107,8 @@ func (d *DB) writeLoop() {
 			// Everything queued before Sync was called is in the channel
 			// now; flush takes it all.
 			acks = append(acks, ack)
+			flush()
+		case <-again.C():
 			flush()
 		case <-prune.C():
 			d.prune()
@@ -345,6 +352,13 @@ func (d *DB) prune() {
 		d.o.Logf("history: retention: %v", err)
 	}
 }
+
+// retryHeldEvery is how often rows held by a failed write are tried
+// again while no new row comes, not only with the next row: after a full
+// disk the next request may be hours away, and status said the disk was
+// full until then (issue 43). A failed try costs one transaction, and
+// status clears within this long of the cause going. On Options.Clock.
+const retryHeldEvery = 10 * time.Second
 
 // maxHeld bounds the rows kept for another try while writes fail: about
 // what a busy minute brings, so a full disk costs memory only that far.

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
 )
 
 // The writer keeps its connection from batch to batch; a batch that fails
@@ -114,5 +116,58 @@ func TestPageCacheIsSmall(t *testing.T) {
 		if kib != -256 {
 			t.Fatalf("connection %d: cache_size %d, want -256 (KiB)", i, kib)
 		}
+	}
+}
+
+// Held rows are tried again on a timer, not only when the next row comes:
+// once writes work again they are written retryHeldEvery after the last
+// failure, with no new request, and the problem clears (issue 43: after a
+// full disk, status said so until the next request).
+func TestHeldRowsAreRetriedOnATimer(t *testing.T) {
+	clk := clock.NewFake(t0)
+	said := make(chan string, 4)
+	d := open(t, Options{Clock: clk, Problem: func(p string) { said <- p }})
+	d.Emit(finished(t0, "m"))
+	sync_(t, d)
+	// As in TestWriteFailuresAreKeptCountedAndSaid: the writer's own
+	// connection made read-only, and the only one in the pool.
+	if _, err := d.w.conn.ExecContext(context.Background(), "PRAGMA query_only = ON"); err != nil {
+		t.Fatal(err)
+	}
+	d.sql.SetMaxOpenConns(1)
+	d.Emit(finished(t0, "m"))
+	if err := d.Sync(context.Background()); err == nil {
+		t.Fatal("a batch was committed to a read-only database")
+	}
+	if p := <-said; !strings.Contains(p, "read-only") || d.Held() != 1 {
+		t.Fatalf("problem %q, held %d", p, d.Held())
+	}
+	if _, err := d.sql.Exec("PRAGMA query_only = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	d.sql.SetMaxOpenConns(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a hang guard
+	defer cancel()
+	if err := clk.BlockUntil(ctx, 2); err != nil { // retention's timer and the retry's
+		t.Fatalf("no timer for the held rows: %v", err)
+	}
+	clk.Advance(retryHeldEvery - time.Millisecond)
+	if d.Held() != 1 || clk.Pending() != 2 {
+		t.Fatalf("held %d, timers %d before retryHeldEvery passed", d.Held(), clk.Pending())
+	}
+	clk.Advance(time.Millisecond)
+	select {
+	case p := <-said:
+		if p != "" {
+			t.Fatalf("problem %q, want it cleared", p)
+		}
+	case <-ctx.Done():
+		t.Fatal("the held row was not written when the timer fired")
+	}
+	if got := count(t, d, "1=1"); got != 2 || d.Held() != 0 || d.Problem() != "" {
+		t.Fatalf("rows %d, held %d, problem %q: want the held row written and the problem gone", got, d.Held(), d.Problem())
+	}
+	if clk.Pending() != 1 {
+		t.Errorf("%d timers after the write, want retention's alone", clk.Pending())
 	}
 }

@@ -49,7 +49,7 @@ var routes = []route{
 	{"POST", "credentials", (*Handler).serveAddCredential},           // body api.AddCredential → api.Added
 	{"DELETE", "credentials/{id}", (*Handler).serveRemoveCredential}, // → 204
 	{"POST", "credentials/{id}/pause", (*Handler).servePause},        // → 204
-	{"POST", "credentials/{id}/resume", (*Handler).serveResume},      // → 204
+	{"POST", "credentials/{id}/resume", (*Handler).serveResume},      // → 204; 409 when it needs a login
 	{"POST", "credentials/{id}/reset", (*Handler).serveReset},        // → 204; clears cooldowns
 	{"POST", "credentials/{id}/reserve", (*Handler).serveReserve},    // body {percent} → 204 (reserve.go)
 	{"POST", "credentials/{id}/tools", (*Handler).serveTools},        // body {other_tools} → 204 (tools.go)
@@ -447,6 +447,8 @@ func (h *Handler) writeBackendError(w http.ResponseWriter, r *http.Request, err 
 		code = http.StatusNotFound
 	case errors.Is(err, api.ErrUnsupported):
 		code = http.StatusNotImplemented
+	case errors.Is(err, api.ErrConflict):
+		code = http.StatusConflict
 	default:
 		h.logf("admin: %s %s: %v", r.Method, r.URL.Path, err)
 	}

@@ -40,6 +40,9 @@ type Status struct {
 	Clients []ClientStatus `json:"clients,omitempty"`
 	// History is the request history's health; nil when it is off.
 	History *HistoryStatus `json:"history,omitempty"`
+	// ConfigProblem is why the last edit of config.toml was refused, until
+	// a reload reads a file it takes: the proxy runs on the config before.
+	ConfigProblem string `json:"config_problem,omitempty"`
 }
 
 // HistoryStatus is the request history's writer: rows it had to drop
@@ -239,4 +242,7 @@ var (
 	ErrNotFound    = errors.New("no such credential")
 	ErrBadRequest  = errors.New("bad request")
 	ErrUnsupported = errors.New("not supported")
+	// ErrConflict: the credential's state keeps the action from doing what
+	// was asked (a resume of a login that needs a new login); 409.
+	ErrConflict = errors.New("conflict")
 )

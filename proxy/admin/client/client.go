@@ -193,6 +193,8 @@ func errorFrom(res *http.Response) error {
 		e.kind = api.ErrBadRequest
 	case http.StatusNotImplemented:
 		e.kind = api.ErrUnsupported
+	case http.StatusConflict:
+		e.kind = api.ErrConflict
 	}
 	return e
 }
