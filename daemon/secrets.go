@@ -22,6 +22,7 @@ type secrets struct {
 	providers map[string]config.Provider
 	oauth     *oauth.Manager // subscriptions; nil where none can be used (tests)
 	projects  projects       // Google logins' Code Assist projects
+	proxies   *credProxies   // credentials' own egress proxies; nil: none
 
 	mu    sync.Mutex
 	cache map[string]map[string]string
@@ -65,6 +66,12 @@ func (s *secrets) forget(id string) {
 
 // Auth implements auth.Authenticator.
 func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
+	a, err := s.auth(s.proxies.withCredential(ctx, cred.ID), cred, refresh)
+	a.Proxy = s.proxies.get(cred.ID)
+	return a, err
+}
+
+func (s *secrets) auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth && s.oauth != nil {
 		return oauthAuth(ctx, s.oauth, &s.projects, cred, s.providers[cred.Provider], refresh)
 	}

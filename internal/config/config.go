@@ -76,6 +76,9 @@ type Config struct {
 
 	// Subscriptions is [subscriptions]: which tools a login serves.
 	Subscriptions Subscriptions
+
+	// Network is [network]: the egress proxy (network.go).
+	Network Network
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -225,6 +228,7 @@ type file struct {
 	Prices           map[string]priceFile `toml:"prices"`
 	Usage            *usageFile           `toml:"usage"`
 	Subscriptions    *subscriptionsFile   `toml:"subscriptions"`
+	Network          *networkFile         `toml:"network"`
 }
 
 type cooldownFile struct {
@@ -379,6 +383,9 @@ func Parse(path string, b []byte) (Config, error) {
 		return Config{}, err
 	}
 	if err := parseSubscriptions(f.Subscriptions, &c.Subscriptions, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseNetwork(f.Network, &c.Network, bad); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -1041,6 +1048,14 @@ allow_extra_usage = false
 # all does. Anthropic bills other tools' use of a Claude subscription as
 # extra usage. See docs/subscriptions.md.
 other_tools = []
+
+[network]
+# The proxy every outbound connection goes through (requests, token
+# refreshes, usage polls, logins): "http://host:port", "socks5://host:port",
+# with user:password@ when it asks. Empty: the environment's HTTP_PROXY,
+# HTTPS_PROXY and NO_PROXY (a login service does not see a shell's; see
+# docs/service.md). Per credential: add-key/login --proxy URL.
+proxy = ""
 
 [history]
 # Every finished request is kept in history.db in this folder: time, model,

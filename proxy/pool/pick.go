@@ -584,6 +584,8 @@ func parkWords(pk *api.Park, c *cred) string {
 		s = "log in again in " + c.Source + ", then subpool import " + c.Source
 	case pk.Kind == api.ParkRelogin:
 		s = "log in again (subpool login " + c.Provider + ")"
+	case pk.Kind == api.ParkRegion:
+		s = regionAdvice(c)
 	case pk.Model != "":
 		s = "plan or billing does not cover " + pk.Model
 	default:

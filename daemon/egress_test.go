@@ -1,0 +1,277 @@
+package daemon
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/freeport"
+	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/internal/sim"
+	"github.com/subpool/subpool/proxy/api"
+)
+
+// countingProxy is an HTTP proxy on loopback that takes every request,
+// whatever host it names, to target, and notes what passed: the
+// absolute-form requests of plain HTTP and the CONNECTs of HTTPS (and of
+// anything else that tunnels). The upstreams in these tests are named
+// "sim.invalid", which no resolver knows, so a call that went around the
+// proxy fails instead of passing unseen.
+type countingProxy struct {
+	target string
+	addr   string
+	srv    *http.Server
+
+	mu    sync.Mutex
+	seen  []string // "METHOD /path"
+	auths []string // the Proxy-Authorization of each
+}
+
+func startCountingProxy(t *testing.T, target string) *countingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{target: target, addr: ln.Addr().String()}
+	p.srv = &http.Server{Handler: p}
+	go p.srv.Serve(ln)
+	t.Cleanup(func() { p.srv.Close() })
+	return p
+}
+
+// direct is the proxy's own way upstream: never through another proxy.
+var direct = &http.Transport{Proxy: nil}
+
+func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	what := r.Method + " " + r.URL.Path
+	if r.Method == http.MethodConnect {
+		what = "CONNECT " + r.Host
+	}
+	p.mu.Lock()
+	p.seen = append(p.seen, what)
+	p.auths = append(p.auths, r.Header.Get("Proxy-Authorization"))
+	p.mu.Unlock()
+	if r.Method == http.MethodConnect {
+		p.tunnel(w)
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI, out.URL.Scheme, out.URL.Host = "", "http", p.target
+	out.Header.Del("Proxy-Authorization")
+	resp, err := direct.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *countingProxy) tunnel(w http.ResponseWriter) {
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+	go func() { io.Copy(up, conn); up.Close() }()
+	io.Copy(conn, up)
+	conn.Close()
+}
+
+// count is how many requests starting with prefix ("POST /v1/messages")
+// passed.
+func (p *countingProxy) count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.seen {
+		if strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *countingProxy) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.seen, ", ")
+}
+
+// waitCount waits, within a bound, for n requests starting with prefix:
+// the usage poller runs on its own goroutine.
+func (p *countingProxy) waitCount(t *testing.T, prefix string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.count(prefix) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d × %q through the proxy, want %d; it saw: %s", p.count(prefix), prefix, n, p.log())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// egressHome is a home whose upstreams are all "sim.invalid" (at the
+// sim's port, which the proxies ignore), with extra appended.
+func egressHome(t *testing.T, oa *sim.OAuthServer, extra string) string {
+	t.Helper()
+	home := t.TempDir()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(oa.URL(), "http://"))
+	up := "http://sim.invalid:" + port
+	cfg := fmt.Sprintf(`listen = %q
+[keychain]
+backend = "file"
+[providers.anthropic]
+base_url = %q
+token_url = %q
+[providers.openai]
+base_url = %q
+chatgpt_base_url = %q
+token_url = %q
+[wait]
+sole_provider_max = "0s"
+[usage]
+poll = "30s"
+%s`, freeport.Addr(t), up, up+"/v1/oauth/token", up, up+"/backend-api/codex", up+"/oauth/token", extra)
+	if err := os.WriteFile(filepath.Join(home, config.FileName), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// addInPlace adds credentials to a home no proxy serves, as the CLI does.
+func addInPlace(t *testing.T, home string, reqs ...api.AddCredential) []string {
+	t.Helper()
+	cfg, err := config.Read(filepath.Join(home, config.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(home, cfg, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var ids []string
+	for _, r := range reqs {
+		id, err := d.AddCredential(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func hostOf(u string) string { return strings.TrimPrefix(u, "http://") }
+
+// Every outbound call leaves through the egress proxy: [network] proxy
+// (with its user:password) carries a ChatGPT login's refresh, its usage
+// poll and its request; a key's own proxy carries that key's request
+// instead. The upstream's name resolves nowhere, so nothing went direct.
+// The proxies' passwords appear in no status, event or log line.
+func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
+	up, oa := startOAuthSim(t, sim.OAuthOptions{})
+	global := startCountingProxy(t, hostOf(oa.URL()))
+	own := startCountingProxy(t, hostOf(oa.URL()))
+	home := egressHome(t, oa, fmt.Sprintf("[network]\nproxy = \"http://net:hunter2@%s\"\n", global.addr))
+
+	expired := func(provider string) map[string]string {
+		tok := oa.Grant(provider)
+		return oauth.Tokens{Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: time.Now().Add(-time.Minute)}.Secret()
+	}
+	ownProxy := "http://own:swordfish@" + own.addr
+	ids := addInPlace(t, home,
+		api.AddCredential{Provider: "openai", Label: "chatgpt", Kind: api.KindOAuth, Secret: expired(sim.OpenAI)},
+		api.AddCredential{Provider: "anthropic", Label: "key", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-ant-1"}, Proxy: ownProxy},
+		api.AddCredential{Provider: "anthropic", Label: "claude", Kind: api.KindOAuth, Secret: expired(sim.Anthropic), Proxy: ownProxy})
+	logs := &logBuf{}
+	s := startHome(t, home, logs)
+
+	// At start the poller asks the login's usage; its expired token is
+	// refreshed first, through the same proxy.
+	global.waitCount(t, "GET /backend-api/wham/usage", 1)
+	if n := global.count("POST /oauth/token"); n != 1 {
+		t.Fatalf("%d refreshes through [network] proxy, want 1; it saw: %s", n, global.log())
+	}
+	// The Claude login has a proxy of its own: its refresh and poll too.
+	own.waitCount(t, "GET /api/oauth/usage", 1)
+	if n, m := own.count("POST /v1/oauth/token"), global.count("POST /v1/oauth/token"); n != 1 || m != 0 {
+		t.Fatalf("Claude login's refresh: %d through its own proxy, %d through [network] proxy; want 1 and 0", n, m)
+	}
+	if resp, body := proxyPost(t, s, "/v1/responses", `{"model":"gpt-5","input":"hi","stream":false}`); resp.StatusCode != 200 {
+		t.Fatalf("ChatGPT login: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := proxyPost(t, s, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("key with its own proxy: %d %s", resp.StatusCode, body)
+	}
+	if n := global.count("POST /backend-api/codex/responses"); n != 1 {
+		t.Fatalf("login's request through [network] proxy: %d; it saw: %s", n, global.log())
+	}
+	if n, m := own.count("POST /v1/messages"), global.count("POST /v1/messages"); n != 1 || m != 0 {
+		t.Fatalf("key's request: %d through its own proxy, %d through [network] proxy; want 1 and 0", n, m)
+	}
+	if got := up.Calls("sk-ant-1"); got != 1 {
+		t.Fatalf("the sim saw the key %d times, want 1", got)
+	}
+	wantAuth := "Basic " + base64.StdEncoding.EncodeToString([]byte("net:hunter2"))
+	global.mu.Lock()
+	for i, a := range global.auths {
+		if a != wantAuth {
+			t.Errorf("%s came without the proxy's credentials (%q)", global.seen[i], a)
+		}
+	}
+	global.mu.Unlock()
+
+	st, _ := s.Status(context.Background())
+	b, _ := json.Marshal(st)
+	evs, _ := s.Hub().Since(0)
+	eb, _ := json.Marshal(evs)
+	for _, leak := range []string{"hunter2", "swordfish"} {
+		if strings.Contains(string(b)+string(eb)+logs.String(), leak) {
+			t.Fatalf("a proxy's password %q shows in status, events or logs", leak)
+		}
+	}
+	for _, p := range st.Providers {
+		for _, c := range p.Credentials {
+			want := ""
+			if c.ID == ids[1] || c.ID == ids[2] {
+				want = "http://" + own.addr
+			}
+			if c.Proxy != want {
+				t.Errorf("%s shows proxy %q, want %q", c.ID, c.Proxy, want)
+			}
+		}
+	}
+}
