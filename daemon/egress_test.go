@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,10 +146,10 @@ func (p *countingProxy) waitCount(t *testing.T, prefix string, n int) {
 
 // egressHome is a home whose upstreams are all "sim.invalid" (at the
 // sim's port, which the proxies ignore), with extra appended.
-func egressHome(t *testing.T, oa *sim.OAuthServer, extra string) string {
+func egressHome(t *testing.T, upstream, extra string) string {
 	t.Helper()
 	home := t.TempDir()
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(oa.URL(), "http://"))
+	_, port, _ := net.SplitHostPort(hostOf(upstream))
 	up := "http://sim.invalid:" + port
 	cfg := fmt.Sprintf(`listen = %q
 [keychain]
@@ -205,7 +206,7 @@ func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 	up, oa := startOAuthSim(t, sim.OAuthOptions{})
 	global := startCountingProxy(t, hostOf(oa.URL()))
 	own := startCountingProxy(t, hostOf(oa.URL()))
-	home := egressHome(t, oa, fmt.Sprintf("[network]\nproxy = \"http://net:hunter2@%s\"\n", global.addr))
+	home := egressHome(t, oa.URL(), networkProxy("http://net:hunter2@"+global.addr))
 
 	expired := func(provider string) map[string]string {
 		tok := oa.Grant(provider)
@@ -273,5 +274,66 @@ func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 				t.Errorf("%s shows proxy %q, want %q", c.ID, c.Proxy, want)
 			}
 		}
+	}
+}
+
+func networkProxy(u string) string { return fmt.Sprintf("[network]\nproxy = %q\n", u) }
+
+// A region refusal is answered once by the upstream: the two keys behind
+// the refused egress are parked at the first, and that request and the
+// two after it get subpool's answer naming [network] proxy, marked not
+// worth retrying. A new [network] proxy (a reload) unparks them, and the
+// next request passes through it.
+func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
+	up := startSim(t, sim.Options{})
+	refused := startCountingProxy(t, hostOf(up.URL()))
+	elsewhere := startCountingProxy(t, hostOf(up.URL()))
+	home := egressHome(t, up.URL(), networkProxy("http://"+refused.addr))
+	addInPlace(t, home,
+		api.AddCredential{Provider: "openai", Label: "one", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-1"}},
+		api.AddCredential{Provider: "openai", Label: "two", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-2"}})
+	region := sim.Step{Status: 403, Body: `{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}`}
+	up.Always("sk-1", region)
+	up.Always("sk-2", region)
+	s := startHome(t, home, &logBuf{})
+
+	const chat = `{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`
+	for i := range 3 {
+		resp, body := proxyPost(t, s, "/v1/chat/completions", chat)
+		if resp.StatusCode < 400 || resp.Header.Get("X-Should-Retry") != "false" || !strings.Contains(body, "[network] proxy") {
+			t.Fatalf("request %d: %d x-should-retry %q %s; want subpool's refusal naming [network] proxy, not to be retried",
+				i+1, resp.StatusCode, resp.Header.Get("X-Should-Retry"), body)
+		}
+	}
+	if n := up.Calls("sk-1") + up.Calls("sk-2"); n != 1 {
+		t.Fatalf("%d upstream calls for 3 requests, want 1", n)
+	}
+	evs, _ := s.Hub().Since(0)
+	parked := 0
+	for _, e := range evs {
+		if e.Type == api.EventParked && e.Kind == api.ParkRegion {
+			parked++
+		}
+	}
+	if parked != 2 {
+		t.Fatalf("%d region parks, want both keys parked once", parked)
+	}
+
+	up.Clear("sk-1")
+	up.Clear("sk-2")
+	cfg := filepath.Join(home, config.FileName)
+	b, _ := os.ReadFile(cfg)
+	moved := strings.Replace(string(b), refused.addr, elsewhere.addr, 1)
+	if err := os.WriteFile(cfg, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Reload(context.Background()); err != nil || !slices.Contains(r.Live, "network") {
+		t.Fatalf("reload: %+v %v, want network applied live", r, err)
+	}
+	if resp, body := proxyPost(t, s, "/v1/chat/completions", chat); resp.StatusCode != 200 {
+		t.Fatalf("after a new [network] proxy: %d %s", resp.StatusCode, body)
+	}
+	if n := elsewhere.count("POST /v1/chat/completions"); n != 1 {
+		t.Fatalf("%d requests through the new proxy, want 1; it saw: %s", n, elsewhere.log())
 	}
 }
