@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +21,9 @@ import (
 	"github.com/subpool/subpool/internal/freeport"
 	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/internal/sim"
+	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/clock"
 )
 
 // countingProxy is an HTTP proxy on loopback that takes every request,
@@ -335,5 +338,43 @@ func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
 	}
 	if n := elsewhere.count("POST /v1/chat/completions"); n != 1 {
 		t.Fatalf("%d requests through the new proxy, want 1; it saw: %s", n, elsewhere.log())
+	}
+}
+
+// add-key --proxy is checked on the way in, its password never echoed;
+// a login parked for its region comes back when logged in again with
+// another --proxy, which replaces the old one.
+func TestCredentialProxyIsCheckedAndReplacedByALogin(t *testing.T) {
+	keys := keychain.NewMemory()
+	c := newCore(config.Default(), clock.NewFake(time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)),
+		func() (keychain.Store, error) { return keys, nil }, nil, api.Discard, t.Logf)
+	ctx := context.Background()
+	_, err := c.AddCredential(ctx, api.AddCredential{Provider: "openai", Label: "k", Kind: api.KindAPIKey,
+		Secret: map[string]string{"key": "sk-1"}, Proxy: "ftp://me:s3cret@10.0.0.1:21"})
+	if !errors.Is(err, api.ErrBadRequest) || !strings.Contains(err.Error(), "--proxy") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("bad --proxy: %v", err)
+	}
+	login := func(proxy string) string {
+		id, err := c.AddCredential(ctx, api.AddCredential{Provider: "openai", Label: "me@example.com", Kind: api.KindOAuth,
+			Secret: map[string]string{"access_token": "a", "refresh_token": "r"}, Proxy: proxy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	id := login("http://me:s3cret@10.0.0.1:3128")
+	if got := c.proxies.get(id); got == nil || got.User.Username() != "me" {
+		t.Fatalf("the login's proxy for its calls: %v", got)
+	}
+	c.pool.Park(id, "", api.ParkRegion, "403 unsupported_country_region_territory")
+	if again := login("socks5://10.0.0.2:1080"); again != id {
+		t.Fatalf("the login with another proxy made %s, want %s back", again, id)
+	}
+	st := c.Status(ctx).Providers[1].Credentials
+	if len(st) != 1 || st[0].State != api.StateReady || st[0].Proxy != "socks5://10.0.0.2:1080" {
+		t.Fatalf("after the new proxy: %+v", st)
+	}
+	if rec, _ := c.record(id); rec.Proxy != "socks5://10.0.0.2:1080" {
+		t.Fatalf("record keeps %q", rec.Proxy)
 	}
 }
