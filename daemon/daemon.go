@@ -239,6 +239,7 @@ func (s *Daemon) open(o Options, clk clock.Clock) error {
 	s.historyAPI = s.historyFor(o, clk)
 	s.secrets = newSecrets(keysFn, s.cfg.Providers)
 	s.secrets.proxies = s.core.proxies
+	s.secrets.parkRegion = func(id, reason string) { s.core.pool.Park(id, "", api.ParkRegion, reason) }
 	s.core.loginClient = egress.Client(s.out, outboundTimeout)
 	s.secrets.projects.client = egress.Client(s.out, outboundTimeout)
 	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, s.logf, s.core.pool.SetExpiry, egress.Client(s.out, outboundTimeout), s.core.proxies.withCredential)

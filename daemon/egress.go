@@ -2,13 +2,16 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/egress"
+	"github.com/subpool/subpool/internal/oauth"
 )
 
 // Where the daemon's outbound connections leave from. One transport
@@ -84,6 +87,13 @@ func (s *Daemon) applyNetwork(n config.Network) {
 	s.netProxy = n.Proxy
 	s.logf("outbound connections now leave through %s", describeEgress(n.Proxy))
 	s.core.pool.UnparkEgress("")
+}
+
+// regionRefused reports whether err is a token endpoint refusing the
+// location the refresh left from.
+func regionRefused(err error) bool {
+	var te *oauth.TokenError
+	return errors.As(err, &te) && strings.EqualFold(te.Code, "unsupported_country_region_territory")
 }
 
 // describeEgress names an egress for the log, never with its password.

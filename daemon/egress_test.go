@@ -378,3 +378,30 @@ func TestCredentialProxyIsCheckedAndReplacedByALogin(t *testing.T) {
 		t.Fatalf("record keeps %q", rec.Proxy)
 	}
 }
+
+// OpenAI's token endpoint refuses a refused location as its API does: the
+// login's refresh parks it (and any credential behind the same egress)
+// for its region, once, and requests then get subpool's answer without
+// asking the endpoint again.
+func TestRefreshRefusedForItsRegionParksTheLogin(t *testing.T) {
+	_, oa := startOAuthSim(t, sim.OAuthOptions{})
+	oa.ScriptRefresh(sim.Step{Status: 403, Times: 5,
+		Body: `{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}`})
+	home := oauthHome(t, oa)
+	tok := oa.Grant(sim.OpenAI)
+	addInPlace(t, home, api.AddCredential{Provider: "openai", Label: "chatgpt", Kind: api.KindOAuth,
+		Secret: oauth.Tokens{Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: time.Now().Add(-time.Minute)}.Secret()})
+	s := startHome(t, home, &logBuf{})
+	resp, body := proxyPost(t, s, "/v1/responses", `{"model":"gpt-5","input":"hi","stream":false}`)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("X-Should-Retry") != "false" || !strings.Contains(body, "[network] proxy") {
+		t.Fatalf("%d x-should-retry %q %s; want subpool's refusal naming [network] proxy", resp.StatusCode, resp.Header.Get("X-Should-Retry"), body)
+	}
+	st, _ := s.Status(context.Background())
+	if c := st.Providers[1].Credentials[0]; c.State != api.StateParked || len(c.Parks) != 1 || c.Parks[0].Kind != api.ParkRegion {
+		t.Fatalf("the login after its refusal: %+v, want parked for its region", c)
+	}
+	proxyPost(t, s, "/v1/responses", `{"model":"gpt-5","input":"hi","stream":false}`)
+	if n := oa.Stats().Refreshes; n != 1 {
+		t.Fatalf("%d refreshes, want 1: the park answers the rest", n)
+	}
+}

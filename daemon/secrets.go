@@ -23,6 +23,9 @@ type secrets struct {
 	oauth     *oauth.Manager // subscriptions; nil where none can be used (tests)
 	projects  projects       // Google logins' Code Assist projects
 	proxies   *credProxies   // credentials' own egress proxies; nil: none
+	// parkRegion parks a login whose token endpoint refused its egress's
+	// location (the pool's Park with api.ParkRegion); nil in tests.
+	parkRegion func(id, reason string)
 
 	mu    sync.Mutex
 	cache map[string]map[string]string
@@ -68,6 +71,11 @@ func (s *secrets) forget(id string) {
 func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	a, err := s.auth(s.proxies.withCredential(ctx, cred.ID), cred, refresh)
 	a.Proxy = s.proxies.get(cred.ID)
+	if s.parkRegion != nil && regionRefused(err) {
+		// The requests would meet the same refusal: one answer parks
+		// every credential behind this egress, as a request's would.
+		s.parkRegion(cred.ID, err.Error())
+	}
 	return a, err
 }
 
