@@ -99,7 +99,7 @@ func regionRefused(err error) bool {
 // describeEgress names an egress for the log, never with its password.
 func describeEgress(raw string) string {
 	if raw == "" {
-		return "the environment's proxy settings (none: direct)"
+		return "the environment's HTTPS_PROXY and HTTP_PROXY (direct without them)"
 	}
 	return egress.Redact(raw)
 }
