@@ -6,18 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress/egresstest"
 	"github.com/subpool/subpool/internal/freeport"
 	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/internal/sim"
@@ -25,127 +24,6 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 )
-
-// countingProxy is an HTTP proxy on loopback that takes every request,
-// whatever host it names, to target, and notes what passed: the
-// absolute-form requests of plain HTTP and the CONNECTs of HTTPS (and of
-// anything else that tunnels). The upstreams in these tests are named
-// "sim.invalid", which no resolver knows, so a call that went around the
-// proxy fails instead of passing unseen.
-type countingProxy struct {
-	target string
-	addr   string
-	srv    *http.Server
-
-	mu    sync.Mutex
-	seen  []string // "METHOD /path"
-	auths []string // the Proxy-Authorization of each
-}
-
-func startCountingProxy(t *testing.T, target string) *countingProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{target: target, addr: ln.Addr().String()}
-	p.srv = &http.Server{Handler: p}
-	go p.srv.Serve(ln)
-	t.Cleanup(func() { p.srv.Close() })
-	return p
-}
-
-// direct is the proxy's own way upstream: never through another proxy.
-var direct = &http.Transport{Proxy: nil}
-
-func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	what := r.Method + " " + r.URL.Path
-	if r.Method == http.MethodConnect {
-		what = "CONNECT " + r.Host
-	}
-	p.mu.Lock()
-	p.seen = append(p.seen, what)
-	p.auths = append(p.auths, r.Header.Get("Proxy-Authorization"))
-	p.mu.Unlock()
-	if r.Method == http.MethodConnect {
-		p.tunnel(w)
-		return
-	}
-	out := r.Clone(r.Context())
-	out.RequestURI, out.URL.Scheme, out.URL.Host = "", "http", p.target
-	out.Header.Del("Proxy-Authorization")
-	resp, err := direct.RoundTrip(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			w.Write(buf[:n])
-			w.(http.Flusher).Flush()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *countingProxy) tunnel(w http.ResponseWriter) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err != nil {
-		up.Close()
-		return
-	}
-	conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
-	go func() { io.Copy(up, conn); up.Close() }()
-	io.Copy(conn, up)
-	conn.Close()
-}
-
-// count is how many requests starting with prefix ("POST /v1/messages")
-// passed.
-func (p *countingProxy) count(prefix string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, s := range p.seen {
-		if strings.HasPrefix(s, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
-func (p *countingProxy) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.seen, ", ")
-}
-
-// waitCount waits, within a bound, for n requests starting with prefix:
-// the usage poller runs on its own goroutine.
-func (p *countingProxy) waitCount(t *testing.T, prefix string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for p.count(prefix) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d × %q through the proxy, want %d; it saw: %s", p.count(prefix), prefix, n, p.log())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // egressHome is a home whose upstreams are all "sim.invalid" (at the
 // sim's port, which the proxies ignore), with extra appended.
@@ -207,15 +85,15 @@ func hostOf(u string) string { return strings.TrimPrefix(u, "http://") }
 // The proxies' passwords appear in no status, event or log line.
 func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 	up, oa := startOAuthSim(t, sim.OAuthOptions{})
-	global := startCountingProxy(t, hostOf(oa.URL()))
-	own := startCountingProxy(t, hostOf(oa.URL()))
-	home := egressHome(t, oa.URL(), networkProxy("http://net:hunter2@"+global.addr))
+	global := egresstest.Start(t, hostOf(oa.URL()))
+	own := egresstest.Start(t, hostOf(oa.URL()))
+	home := egressHome(t, oa.URL(), networkProxy("http://net:hunter2@"+global.Addr))
 
 	expired := func(provider string) map[string]string {
 		tok := oa.Grant(provider)
 		return oauth.Tokens{Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: time.Now().Add(-time.Minute)}.Secret()
 	}
-	ownProxy := "http://own:swordfish@" + own.addr
+	ownProxy := "http://own:swordfish@" + own.Addr
 	ids := addInPlace(t, home,
 		api.AddCredential{Provider: "openai", Label: "chatgpt", Kind: api.KindOAuth, Secret: expired(sim.OpenAI)},
 		api.AddCredential{Provider: "anthropic", Label: "key", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-ant-1"}, Proxy: ownProxy},
@@ -225,13 +103,13 @@ func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 
 	// At start the poller asks the login's usage; its expired token is
 	// refreshed first, through the same proxy.
-	global.waitCount(t, "GET /backend-api/wham/usage", 1)
-	if n := global.count("POST /oauth/token"); n != 1 {
-		t.Fatalf("%d refreshes through [network] proxy, want 1; it saw: %s", n, global.log())
+	global.WaitCount(t, "GET /backend-api/wham/usage", 1)
+	if n := global.Count("POST /oauth/token"); n != 1 {
+		t.Fatalf("%d refreshes through [network] proxy, want 1; it saw: %s", n, global.Log())
 	}
 	// The Claude login has a proxy of its own: its refresh and poll too.
-	own.waitCount(t, "GET /api/oauth/usage", 1)
-	if n, m := own.count("POST /v1/oauth/token"), global.count("POST /v1/oauth/token"); n != 1 || m != 0 {
+	own.WaitCount(t, "GET /api/oauth/usage", 1)
+	if n, m := own.Count("POST /v1/oauth/token"), global.Count("POST /v1/oauth/token"); n != 1 || m != 0 {
 		t.Fatalf("Claude login's refresh: %d through its own proxy, %d through [network] proxy; want 1 and 0", n, m)
 	}
 	if resp, body := proxyPost(t, s, "/v1/responses", `{"model":"gpt-5","input":"hi","stream":false}`); resp.StatusCode != 200 {
@@ -240,23 +118,22 @@ func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 	if resp, body := proxyPost(t, s, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
 		t.Fatalf("key with its own proxy: %d %s", resp.StatusCode, body)
 	}
-	if n := global.count("POST /backend-api/codex/responses"); n != 1 {
-		t.Fatalf("login's request through [network] proxy: %d; it saw: %s", n, global.log())
+	if n := global.Count("POST /backend-api/codex/responses"); n != 1 {
+		t.Fatalf("login's request through [network] proxy: %d; it saw: %s", n, global.Log())
 	}
-	if n, m := own.count("POST /v1/messages"), global.count("POST /v1/messages"); n != 1 || m != 0 {
+	if n, m := own.Count("POST /v1/messages"), global.Count("POST /v1/messages"); n != 1 || m != 0 {
 		t.Fatalf("key's request: %d through its own proxy, %d through [network] proxy; want 1 and 0", n, m)
 	}
 	if got := up.Calls("sk-ant-1"); got != 1 {
 		t.Fatalf("the sim saw the key %d times, want 1", got)
 	}
 	wantAuth := "Basic " + base64.StdEncoding.EncodeToString([]byte("net:hunter2"))
-	global.mu.Lock()
-	for i, a := range global.auths {
+	seen, auths := global.Auths()
+	for i, a := range auths {
 		if a != wantAuth {
-			t.Errorf("%s came without the proxy's credentials (%q)", global.seen[i], a)
+			t.Errorf("%s came without the proxy's credentials (%q)", seen[i], a)
 		}
 	}
-	global.mu.Unlock()
 
 	st, _ := s.Status(context.Background())
 	b, _ := json.Marshal(st)
@@ -271,7 +148,7 @@ func TestEgressProxyCarriesRequestsRefreshesAndPolls(t *testing.T) {
 		for _, c := range p.Credentials {
 			want := ""
 			if c.ID == ids[1] || c.ID == ids[2] {
-				want = "http://" + own.addr
+				want = "http://" + own.Addr
 			}
 			if c.Proxy != want {
 				t.Errorf("%s shows proxy %q, want %q", c.ID, c.Proxy, want)
@@ -289,9 +166,9 @@ func networkProxy(u string) string { return fmt.Sprintf("[network]\nproxy = %q\n
 // next request passes through it.
 func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
 	up := startSim(t, sim.Options{})
-	refused := startCountingProxy(t, hostOf(up.URL()))
-	elsewhere := startCountingProxy(t, hostOf(up.URL()))
-	home := egressHome(t, up.URL(), networkProxy("http://"+refused.addr))
+	refused := egresstest.Start(t, hostOf(up.URL()))
+	elsewhere := egresstest.Start(t, hostOf(up.URL()))
+	home := egressHome(t, up.URL(), networkProxy("http://"+refused.Addr))
 	addInPlace(t, home,
 		api.AddCredential{Provider: "openai", Label: "one", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-1"}},
 		api.AddCredential{Provider: "openai", Label: "two", Kind: api.KindAPIKey, Secret: map[string]string{"key": "sk-2"}})
@@ -326,7 +203,7 @@ func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
 	up.Clear("sk-2")
 	cfg := filepath.Join(home, config.FileName)
 	b, _ := os.ReadFile(cfg)
-	moved := strings.Replace(string(b), refused.addr, elsewhere.addr, 1)
+	moved := strings.Replace(string(b), refused.Addr, elsewhere.Addr, 1)
 	if err := os.WriteFile(cfg, []byte(moved), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +213,8 @@ func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
 	if resp, body := proxyPost(t, s, "/v1/chat/completions", chat); resp.StatusCode != 200 {
 		t.Fatalf("after a new [network] proxy: %d %s", resp.StatusCode, body)
 	}
-	if n := elsewhere.count("POST /v1/chat/completions"); n != 1 {
-		t.Fatalf("%d requests through the new proxy, want 1; it saw: %s", n, elsewhere.log())
+	if n := elsewhere.Count("POST /v1/chat/completions"); n != 1 {
+		t.Fatalf("%d requests through the new proxy, want 1; it saw: %s", n, elsewhere.Log())
 	}
 }
 

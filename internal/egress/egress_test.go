@@ -3,6 +3,7 @@ package egress
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"io"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/subpool/subpool/internal/egress/egresstest"
 )
 
 // socks5 is a SOCKS5 server on loopback (RFC 1928, with RFC 1929's
@@ -196,5 +199,41 @@ func TestParseAndRedact(t *testing.T) {
 		if got := Redact(c.in); got != c.redacted {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.redacted)
 		}
+	}
+}
+
+// HTTPS leaves through [network] proxy as a CONNECT carrying its
+// user:password; a credential's own proxy (on the call's context) takes
+// that call instead. The upstream's name is the test certificate's
+// example.com, reached only through the proxies.
+func TestHTTPSTunnelsThroughTheProxyOfTheCall(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(up.Close)
+	target := strings.TrimPrefix(up.URL, "https://")
+	_, port, _ := net.SplitHostPort(target)
+	global, own := egresstest.Start(t, target), egresstest.Start(t, target)
+	e, err := New("http://net:pw@" + global.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := e.Transport(0)
+	tr.TLSClientConfig = up.Client().Transport.(*http.Transport).TLSClientConfig
+	c := Client(tr, 0)
+	ownURL, _ := Parse("http://" + own.Addr)
+	for _, ctx := range []context.Context{context.Background(), WithProxy(context.Background(), ownURL)} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com:"+port+"/v1/responses", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	seen, auths := global.Auths()
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("net:pw"))
+	if len(seen) != 1 || seen[0] != "CONNECT example.com:"+port || auths[0] != want {
+		t.Fatalf("[network] proxy saw %v with %v, want one CONNECT with its credentials", seen, auths)
+	}
+	if n := own.Count("CONNECT example.com:"); n != 1 {
+		t.Fatalf("the credential's own proxy saw %s, want one CONNECT", own.Log())
 	}
 }
