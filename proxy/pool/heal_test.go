@@ -82,3 +82,22 @@ func TestHealingSurvivesARestart(t *testing.T) {
 		t.Fatalf("after restart and a poll with room: %+v", s)
 	}
 }
+
+// A 429 whose own answer showed its window spent until the 429's reset
+// waits on that window (here one extra usage kept serving, so the window
+// alone started no cooldown): a later report of room ends it.
+func TestA429WithItsWindowHeals(t *testing.T) {
+	f := subFixture(t, UsageConfig{AllowExtraUsage: true}, "a")
+	f.p.SetQuota("a", claudeQuota(t, f.now(), 1, 2*time.Hour, 0.4, week,
+		"anthropic-ratelimit-unified-5h-status: rejected", "anthropic-ratelimit-unified-overage-in-use: true"))
+	if s := f.status("a"); s.State != api.StateReady {
+		t.Fatalf("extra usage allowed: %+v, want still ready", s)
+	}
+	f.p.CoolDown("a", "", ScopeCredential, 2*time.Hour, "429 rate_limit_error")
+	f.rec.take()
+	f.clk.Advance(time.Minute)
+	f.p.SetQuota("a", claudeQuota(t, f.now(), 0.01, 5*time.Hour, 0.4, week))
+	if s := f.status("a"); s.State != api.StateReady {
+		t.Fatalf("after the window started over: %+v, want ready", s)
+	}
+}
