@@ -205,8 +205,9 @@ func openInPlace(home string, cfg config.Config) (*daemon.Daemon, error) {
 }
 
 func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("add-key", "PROVIDER --label L [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
+	f := newFlags("add-key", "PROVIDER --label L [--proxy URL] [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
 	label := f.String("label", "", "a name you will recognise, e.g. work")
+	proxyURL := f.String("proxy", "", "this key's own egress proxy, http:// or socks5:// (default: [network] proxy)")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parseArgs(args, 1, "name one provider, e.g. `subpool add-key anthropic --label work`", stdout, stderr); done {
 		return code
@@ -225,7 +226,7 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
-		return b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
+		return b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}, Proxy: *proxyURL})
 	})
 	if err != nil {
 		return fail(stderr, "add-key", cleanAPIErr(err))
@@ -269,7 +270,8 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 func printTable(w io.Writer, st api.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROVIDER\tLABEL\tKIND\tSERVES\tSTATE\tCOOLDOWN\tUTILIZATION\tREQUESTS")
+	proxyCol := proxyColumn(st)
+	fmt.Fprintln(tw, "ID\tPROVIDER\tLABEL\tKIND\tSERVES\tSTATE\tCOOLDOWN\tUTILIZATION\tREQUESTS"+proxyCol(nil))
 	n := 0
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
@@ -278,7 +280,7 @@ func printTable(w io.Writer, st api.Status) {
 			if pw := paceWords(c.Paces, st.Now); pw != "" {
 				state += " (" + pw + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.ID, c.Provider, c.Label, c.Kind, servesWords(c), state, cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d%s\n", c.ID, c.Provider, c.Label, c.Kind, servesWords(c), state, cooldownLeft(c, p.Cooldown, st.Now), windowWords(c, st.Now), c.Counters.Requests, proxyCol(&c))
 		}
 	}
 	tw.Flush()
@@ -293,6 +295,8 @@ func stateWords(c api.CredentialStatus) string {
 		switch {
 		case p.Kind == api.ParkRelogin:
 			return "log in again"
+		case p.Kind == api.ParkRegion:
+			return "parked: region refused (set [network] proxy)"
 		case p.Model != "":
 			s += " (payment: " + p.Model + ")"
 		default:

@@ -39,11 +39,12 @@ func subscriptionProvider(name string) (string, bool) {
 }
 
 func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("login", "anthropic|openai|google [--label L] [--no-browser] [--home DIR]",
+	f := newFlags("login", "anthropic|openai|google [--label L] [--no-browser] [--proxy URL] [--home DIR]",
 		"Logs in to a subscription (anthropic: Claude Pro/Max; openai: ChatGPT/Codex; google: Gemini CLI's Google login) in the browser and stores the tokens in the keychain.\n"+
 			"The address is printed too: on a machine without a browser, open it elsewhere and paste back the address the browser ended on.")
 	label := f.String("label", "", "a name you will recognise (default: the account's email)")
 	noBrowser := f.Bool("no-browser", false, "only print the address; do not open a browser")
+	proxyURL := f.String("proxy", "", "this login's own egress proxy, http:// or socks5:// (default: [network] proxy); its token exchange goes through it too")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parseArgs(args, 1, "name one subscription: anthropic (Claude), openai (ChatGPT) or google (Gemini)", stdout, stderr); done {
 		return code
@@ -62,11 +63,16 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "login", fmt.Errorf("provider %s is not the built-in one in config.toml", provider))
 	}
 
+	hc, err := daemon.LoginClient(cfg, *proxyURL)
+	if err != nil {
+		return fail(stderr, "login", fmt.Errorf("--proxy: %v", err))
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, terminalLoginTimeout)
 	defer cancel()
-	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{})
+	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Client: hc})
 	if err != nil {
 		return fail(stderr, "login", err)
 	}
@@ -97,7 +103,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if provider == config.Google {
 		fmt.Fprintln(out, "Asking Code Assist which Google Cloud project serves this login…")
-		if err := daemon.CompleteGoogleLogin(ctx, cfg.Providers[provider], &tok, time.Now()); err != nil {
+		if err := daemon.CompleteGoogleLogin(ctx, hc, cfg.Providers[provider], &tok, time.Now()); err != nil {
 			return fail(stderr, "login", err)
 		}
 	}
@@ -107,7 +113,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		lbl = tok.Label(provider)
 	}
 	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
-		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret()})
+		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: lbl, Kind: api.KindOAuth, Secret: tok.Secret(), Proxy: *proxyURL})
 	})
 	if err != nil {
 		return fail(stderr, "login", cleanAPIErr(err))
@@ -256,8 +262,12 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "import", err)
 		}
+		hc, err := daemon.LoginClient(cfg, "")
+		if err != nil {
+			return fail(stderr, "import", err)
+		}
 		// Gemini CLI keeps no project on disk; it asks at every start.
-		if err := daemon.CompleteGoogleLogin(context.Background(), cfg.Providers[provider], &tok, time.Now()); err != nil {
+		if err := daemon.CompleteGoogleLogin(context.Background(), hc, cfg.Providers[provider], &tok, time.Now()); err != nil {
 			return fail(stderr, "import", err)
 		}
 	}

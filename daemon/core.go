@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
@@ -44,11 +46,17 @@ type core struct {
 	// subs is [subscriptions] as last loaded: the logins config.toml
 	// opens to every tool.
 	subs config.Subscriptions
+
+	// proxies are the credentials' own egress proxies (egress.go);
+	// loginClient carries a login started from the tray (nil: a default
+	// client).
+	proxies     *credProxies
+	loginClient *http.Client
 }
 
 func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store *stateStore, em api.Emitter, logf func(string, ...any)) *core {
 	c := &core{cfg: cfg, clk: clk, keys: keys, store: store, events: em, logf: logf, listen: cfg.Listen, start: clk.Now(),
-		subs: cfg.Subscriptions}
+		subs: cfg.Subscriptions, proxies: &credProxies{}}
 	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, em)
 	for _, name := range cfg.ProviderNames() {
 		c.pool.SetProvider(name, cfg.Providers[name].LimitScope)
@@ -73,6 +81,7 @@ func (c *core) load() error {
 			c.logf("warning: credential %s (%s) belongs to provider %q, which config.toml no longer defines; it is ignored until the provider is back", r.ID, r.Label, r.Provider)
 			continue
 		}
+		c.proxies.set(r.ID, r.Proxy)
 		c.pool.Add(c.poolCred(r))
 	}
 	c.warnUnmatchedSubs()
@@ -87,7 +96,38 @@ func (c *core) poolCred(r CredentialRecord) pool.Credential {
 	// Only a login kept for its own tool has anything to open (tools.go).
 	opened = api.SubscriptionTool(r.Provider, r.Kind) != "" && (r.OtherTools || opened)
 	return pool.Credential{ID: r.ID, Provider: r.Provider, Label: r.Label, Kind: r.Kind, Source: r.Source,
-		MaxInFlight: c.cfg.Providers[r.Provider].MaxInFlight, OtherTools: opened}
+		MaxInFlight: c.cfg.Providers[r.Provider].MaxInFlight, OtherTools: opened, Egress: egress.Redact(r.Proxy)}
+}
+
+// editRecord changes credential id's record with edit and saves
+// credentials.json, putting the record back when the save fails. It
+// returns the record as edited, and whether edit changed anything that
+// was saved.
+func (c *core) editRecord(id string, edit func(*CredentialRecord)) (CredentialRecord, bool, error) {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id })
+	if i < 0 {
+		c.mu.Unlock()
+		return CredentialRecord{}, false, api.ErrNotFound
+	}
+	was := c.creds[i]
+	edit(&c.creds[i])
+	rec, recs := c.creds[i], slices.Clone(c.creds)
+	c.mu.Unlock()
+	if rec == was {
+		return rec, false, nil
+	}
+	if c.store != nil {
+		if err := c.store.saveCreds(recs); err != nil {
+			c.mu.Lock()
+			if i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id }); i >= 0 {
+				c.creds[i] = was
+			}
+			c.mu.Unlock()
+			return was, false, err
+		}
+	}
+	return rec, true, nil
 }
 
 // saveState writes the pool's state file.
@@ -145,6 +185,11 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 		if c.onRemove != nil {
 			c.onRemove(id) // drop cached tokens of the dead login
 		}
+		if rec.Proxy != "" {
+			if err := c.setProxy(id, rec.Proxy); err != nil {
+				return "", err
+			}
+		}
 		c.pool.Unpark(id)
 		return id, c.saveState()
 	}
@@ -164,6 +209,7 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 			return "", err
 		}
 	}
+	c.proxies.set(rec.ID, rec.Proxy)
 	c.pool.Add(c.poolCred(rec))
 	return rec.ID, nil
 }
@@ -206,8 +252,12 @@ func (c *core) validateAdd(req api.AddCredential) (CredentialRecord, string, err
 	default:
 		return CredentialRecord{}, "", bad("source must be \"claude-code\", \"codex\" or \"gemini-cli\"")
 	}
+	if _, err := egress.Parse(req.Proxy); err != nil {
+		return CredentialRecord{}, "", bad("--proxy: %v", err)
+	}
 	b, _ := json.Marshal(secret)
-	rec := CredentialRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC()}
+	rec := CredentialRecord{ID: newCredID(req.Provider), Provider: req.Provider, Label: label, Kind: req.Kind, Source: req.Source, Added: c.clk.Now().UTC(),
+		Proxy: strings.TrimSpace(req.Proxy)}
 	return rec, string(b), nil
 }
 
@@ -223,7 +273,9 @@ func (c *core) awaitingRelogin(rec CredentialRecord) string {
 			continue
 		}
 		for _, p := range st.Parks {
-			if p.Kind == api.ParkRelogin {
+			// A login refused for its location comes back the same way,
+			// with the --proxy it was given this time.
+			if p.Kind == api.ParkRelogin || p.Kind == api.ParkRegion && rec.Proxy != "" {
 				return st.ID
 			}
 		}
@@ -246,6 +298,7 @@ func (c *core) RemoveCredential(ctx context.Context, id string) error {
 		}
 	}
 	c.pool.Remove(id)
+	c.proxies.set(id, "")
 	if c.onRemove != nil {
 		c.onRemove(id)
 	}
@@ -270,7 +323,7 @@ func (c *core) poolOp(id string, op func(string) error) error {
 
 // StartLogin implements admin.Backend.
 func (c *core) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf)
+	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf, c.loginClient)
 }
 
 // SecretKey is the keychain name of credential id's secret.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/internal/history"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy"
@@ -90,6 +91,12 @@ type Daemon struct {
 	live        liveConfig // what a reload changes (reload.go)
 	reloader    *reloader  // nil for the demo
 	logf        func(string, ...any)
+	// egress decides each outbound call's proxy and out is the one
+	// transport over it (egress.go); netProxy is [network] proxy as
+	// applied.
+	egress   *egress.Egress
+	out      http.RoundTripper
+	netProxy string
 
 	saveCh   chan struct{}
 	stopSave chan struct{}
@@ -138,6 +145,10 @@ func Start(o Options) (*Daemon, error) {
 		return nil, err
 	}
 	s.cfg = cfg
+	if s.egress, s.out, err = outbound(cfg, o.Transport); err != nil {
+		return nil, err
+	}
+	s.netProxy = cfg.Network.Proxy
 	ln, err := listen(cfg.Listen)
 	if err != nil {
 		return nil, err
@@ -153,10 +164,7 @@ func Start(o Options) (*Daemon, error) {
 		}
 		return nil, err
 	}
-	transport := o.Transport
-	if transport == nil {
-		transport = proxy.NewTransport(cfg.HeaderTimeout)
-	}
+	transport := s.out
 	s.proxy = s.newProxy(clk, transport)
 	if o.GCPercent > 0 {
 		s.gcFloor = newGCFloor(o.GCPercent, s.proxy.InFlight)
@@ -230,7 +238,11 @@ func (s *Daemon) open(o Options, clk clock.Clock) error {
 	})
 	s.historyAPI = s.historyFor(o, clk)
 	s.secrets = newSecrets(keysFn, s.cfg.Providers)
-	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, s.logf, s.core.pool.SetExpiry)
+	s.secrets.proxies = s.core.proxies
+	s.secrets.parkRegion = func(id, reason string) { s.core.pool.Park(id, "", api.ParkRegion, reason) }
+	s.core.loginClient = egress.Client(s.out, outboundTimeout)
+	s.secrets.projects.client = egress.Client(s.out, outboundTimeout)
+	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, s.logf, s.core.pool.SetExpiry, egress.Client(s.out, outboundTimeout), s.core.proxies.withCredential)
 	s.core.onRemove = func(id string) {
 		s.secrets.forget(id)
 		s.secrets.oauth.Forget(id)
@@ -380,8 +392,8 @@ func (s *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTrip
 	go func() {
 		defer close(s.pollDone)
 		u := &usagePoller{clk: clk, every: func() time.Duration { return s.live.load().Usage.Poll },
-			pool: s.core.pool, auth: s.secrets, providers: cfg.Providers,
-			client: &http.Client{Transport: transport, Timeout: time.Minute}, logf: s.logf}
+			pool: s.core.pool, auth: s.secrets, providers: cfg.Providers, proxies: s.core.proxies,
+			client: egress.Client(transport, time.Minute), logf: s.logf}
 		u.run(rctx)
 	}()
 	go s.saveLoop()

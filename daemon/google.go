@@ -110,14 +110,15 @@ func bearer(a auth.Auth) string {
 // made or imported, as Gemini CLI does right after its own, so that the
 // login is stored with it; the tier names the plan. A token that has
 // expired (an import of a CLI left idle) is left for the first use, which
-// refreshes it and asks then.
-func CompleteGoogleLogin(ctx context.Context, cp config.Provider, tok *oauth.Tokens, now time.Time) error {
+// refreshes it and asks then. hc carries the calls (nil: a default
+// client); pass the login's egress client (LoginClient).
+func CompleteGoogleLogin(ctx context.Context, hc *http.Client, cp config.Provider, tok *oauth.Tokens, now time.Time) error {
 	if tok.Project != "" || tok.Access == "" || (!tok.ExpiresAt.IsZero() && !now.Before(tok.ExpiresAt)) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	u, err := (&codeassist.Client{Endpoint: cp.CodeAssistURL}).SetupUser(ctx, tok.Access, codeassist.ProjectFromEnv())
+	u, err := (&codeassist.Client{HTTP: hc, Endpoint: cp.CodeAssistURL}).SetupUser(ctx, tok.Access, codeassist.ProjectFromEnv())
 	if err != nil {
 		return err
 	}

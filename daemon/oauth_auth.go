@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -90,10 +91,13 @@ func readSecret(keys func() (keychain.Store, error), id, missing, damaged string
 }
 
 // newOAuthManager builds the server's refresher. onExpiry is the pool's
-// SetExpiry, so status shows when each access token runs out.
-func newOAuthManager(clk clock.Clock, keys func() (keychain.Store, error), em api.Emitter, logf func(string, ...any), onExpiry func(string, time.Time)) *oauth.Manager {
+// SetExpiry, so status shows when each access token runs out; hc and
+// withCred send each refresh through the credential's egress.
+func newOAuthManager(clk clock.Clock, keys func() (keychain.Store, error), em api.Emitter, logf func(string, ...any), onExpiry func(string, time.Time),
+	hc *http.Client, withCred func(context.Context, string) context.Context) *oauth.Manager {
 	return oauth.NewManager(oauth.ManagerOptions{
 		Clock: clk, Store: oauthTokens{keys: keys}, Emit: em, Logf: logf, OnExpiry: onExpiry,
+		Client: hc, WithCredential: withCred,
 	})
 }
 
@@ -168,18 +172,18 @@ const loginTimeout = 10 * time.Minute
 // adding the credential with add (core.AddCredential, which emits
 // credential_added). There is no paste path here, so the callback port
 // must be free.
-func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client) (api.LoginStart, error) {
 	p, ok := OAuthProvider(cfg.Providers[provider])
 	if !ok {
 		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic, openai and google do); add an API key instead", api.ErrUnsupported, provider)
 	}
-	return runBrowserLogin(p, cfg.Providers[provider], label, clock.Real{}, add, logf)
+	return runBrowserLogin(p, cfg.Providers[provider], label, clock.Real{}, add, logf, hc)
 }
 
-func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any)) (api.LoginStart, error) {
+func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client) (api.LoginStart, error) {
 	provider := p.Name
 	ctx, cancel := context.WithTimeout(context.Background(), loginTimeout)
-	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Clock: clk})
+	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Clock: clk, Client: hc})
 	if err != nil {
 		cancel()
 		return api.LoginStart{}, err
@@ -198,7 +202,7 @@ func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clo
 			return
 		}
 		if provider == config.Google {
-			if err := CompleteGoogleLogin(ctx, cp, &tok, time.Now()); err != nil {
+			if err := CompleteGoogleLogin(ctx, hc, cp, &tok, time.Now()); err != nil {
 				logf("login to %s: %v", provider, err)
 				return
 			}

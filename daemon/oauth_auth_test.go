@@ -30,7 +30,7 @@ func TestBrowserLoginForTheTray(t *testing.T) {
 		return "anthropic-abc123", nil
 	}
 	logs := &logBuf{}
-	ls, err := runBrowserLogin(p, config.Provider{Name: "anthropic"}, "", nil, add, logs.logf)
+	ls, err := runBrowserLogin(p, config.Provider{Name: "anthropic"}, "", nil, add, logs.logf, nil)
 	if err != nil || ls.Provider != "anthropic" || !strings.HasPrefix(ls.URL, p.AuthorizeURL+"?") {
 		t.Fatalf("%+v %v", ls, err)
 	}
@@ -47,7 +47,7 @@ func TestBrowserLoginForTheTray(t *testing.T) {
 	case <-time.After(20 * time.Second): // hang guard, not a timing assertion
 		t.Fatalf("never added; logs: %s", logs.String())
 	}
-	if _, err := startBrowserLogin(config.Default(), "zai", "", add, logs.logf); err == nil {
+	if _, err := startBrowserLogin(config.Default(), "zai", "", add, logs.logf, nil); err == nil {
 		t.Fatal("a login for a provider without one")
 	}
 }

@@ -47,7 +47,7 @@ func newRefreshRig(t *testing.T, source string) *refreshRig {
 	g.hub = events.NewHub(g.clk, 64)
 	g.pool = pool.New(g.clk, pool.Config{}, g.hub)
 	g.pool.Add(pool.Credential{ID: "c1", Provider: "anthropic", Label: "max", Kind: api.KindOAuth, Source: source})
-	m := newOAuthManager(g.clk, func() (keychain.Store, error) { return g.keys, nil }, g.hub, t.Logf, g.pool.SetExpiry)
+	m := newOAuthManager(g.clk, func() (keychain.Store, error) { return g.keys, nil }, g.hub, t.Logf, g.pool.SetExpiry, nil, nil)
 	cfg := config.Default()
 	cp := cfg.Providers["anthropic"]
 	cp.TokenURL = oa.URL() + "/v1/oauth/token"

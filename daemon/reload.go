@@ -157,6 +157,7 @@ func withLiveKeys(cur, next config.Config) config.Config {
 	cur.TransientBackoff, cur.MaxAttempts = next.TransientBackoff, next.MaxAttempts
 	cur.Usage = next.Usage
 	cur.Subscriptions = next.Subscriptions
+	cur.Network = next.Network
 	return cur
 }
 
@@ -303,6 +304,7 @@ func (s *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain
 				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
 				s.core.pool.SetUsage(usageConfig(c.Usage))
 				s.core.setSubscriptions(c.Subscriptions)
+				s.applyNetwork(c.Network)
 				s.clients.setOpen(!c.RequireClientKey)
 				if s.proxy != nil {
 					s.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,

@@ -22,6 +22,10 @@ type secrets struct {
 	providers map[string]config.Provider
 	oauth     *oauth.Manager // subscriptions; nil where none can be used (tests)
 	projects  projects       // Google logins' Code Assist projects
+	proxies   *credProxies   // credentials' own egress proxies; nil: none
+	// parkRegion parks a login whose token endpoint refused its egress's
+	// location (the pool's Park with api.ParkRegion); nil in tests.
+	parkRegion func(id, reason string)
 
 	mu    sync.Mutex
 	cache map[string]map[string]string
@@ -65,6 +69,17 @@ func (s *secrets) forget(id string) {
 
 // Auth implements auth.Authenticator.
 func (s *secrets) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
+	a, err := s.auth(s.proxies.withCredential(ctx, cred.ID), cred, refresh)
+	a.Proxy = s.proxies.get(cred.ID)
+	if s.parkRegion != nil && regionRefused(err) {
+		// The requests would meet the same refusal: one answer parks
+		// every credential behind this egress, as a request's would.
+		s.parkRegion(cred.ID, err.Error())
+	}
+	return a, err
+}
+
+func (s *secrets) auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
 	if cred.Kind == api.KindOAuth && s.oauth != nil {
 		return oauthAuth(ctx, s.oauth, &s.projects, cred, s.providers[cred.Provider], refresh)
 	}

@@ -31,6 +31,10 @@ type CredentialRecord struct {
 	// credential, like its label, so it is kept here, not in the state
 	// file, whose damage must not undo it.
 	OtherTools bool `json:"other_tools,omitempty"`
+	// Proxy is the credential's own egress proxy (add-key/login
+	// --proxy), overriding [network] proxy. Not a secret to the keychain,
+	// but it may hold user:password: shown only through egress.Redact.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // credDoc is credentials.json: which credentials exist. It changes only

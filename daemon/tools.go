@@ -21,32 +21,11 @@ func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
 	if own := api.SubscriptionTool(rec.Provider, rec.Kind); own == "" {
 		return fmt.Errorf("%w: %s is %s, which serves every tool already", api.ErrBadRequest, id, KindWords(api.CredentialStatus{Provider: rec.Provider, Kind: rec.Kind}))
 	}
-	c.mu.Lock()
-	i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id })
-	if i < 0 {
-		c.mu.Unlock()
-		return api.ErrNotFound
+	rec, changed, err := c.editRecord(id, func(r *CredentialRecord) { r.OtherTools = on })
+	if changed {
+		c.readd(rec)
 	}
-	was := c.creds[i].OtherTools
-	c.creds[i].OtherTools = on
-	rec = c.creds[i]
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	if was == on {
-		return nil
-	}
-	if c.store != nil {
-		if err := c.store.saveCreds(recs); err != nil {
-			c.mu.Lock()
-			if i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id }); i >= 0 {
-				c.creds[i].OtherTools = was
-			}
-			c.mu.Unlock()
-			return err
-		}
-	}
-	c.readd(rec)
-	return nil
+	return err
 }
 
 // setSubscriptions applies an edited [subscriptions] to the running pool:

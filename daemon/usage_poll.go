@@ -43,6 +43,7 @@ type usagePoller struct {
 	auth      auth.Authenticator
 	providers map[string]config.Provider
 	client    *http.Client
+	proxies   *credProxies // each poll leaves through its login's egress
 	logf      func(string, ...any)
 
 	// st is what the loop remembers per login; only the loop touches it.
@@ -156,7 +157,7 @@ var errNoScope = fmt.Errorf("no user:profile scope")
 // fetch GETs the usage endpoint; retry is the upstream's Retry-After on
 // a refusal.
 func (u *usagePoller) fetch(ctx context.Context, c api.CredentialStatus, cp config.Provider) (classify.Quota, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(u.proxies.withCredential(ctx, c.ID), 30*time.Second)
 	defer cancel()
 	a, err := u.auth.Auth(ctx, pool.Credential{ID: c.ID, Provider: c.Provider, Label: c.Label, Kind: c.Kind, Source: c.Source}, false)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/clock"
+	"github.com/subpool/subpool/proxy/events"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -264,4 +265,37 @@ func modelRequests(recs []sim.Record) []sim.Record {
 		}
 	}
 	return out
+}
+
+// Issue 44: a poll showing a login's spent 5h window full cools it until
+// the reset; half an hour later the upstream has reset the window early,
+// and the next poll ends the cooldown with a reason, on the injected
+// clock, hours before the reset it announced.
+func TestUsagePollEndsACooldownWhoseWindowResetEarly(t *testing.T) {
+	f := newPollFixture(t)
+	hub := events.NewHub(f.clk, 64)
+	f.pool = pool.New(f.clk, pool.Config{}, hub)
+	f.pool.Add(claudeLogin("a"))
+	f.u.pool = f.pool
+	f.up.SetUtilization("a", 1, 0.3)
+	f.at(0)
+	if s := statusOf(t, f.pool, "a"); s.State != api.StateCooling || len(s.Cooldowns) != 1 || s.Cooldowns[0].Until.Sub(f.clk.Now()) != 5*time.Hour {
+		t.Fatalf("after the first poll: %+v, want cooling 5h for the spent window", s)
+	}
+	f.clk.Advance(30 * time.Minute)
+	f.up.SetUtilization("a", 0.04, 0.3) // the window started over
+	f.at(30 * time.Minute)
+	all, _ := hub.Since(0)
+	var ended []api.Event
+	for _, e := range all {
+		if e.Type == api.EventCooldownEnded {
+			ended = append(ended, e)
+		}
+	}
+	if len(ended) != 1 || !strings.Contains(ended[0].Reason, "5h window has room again (4% used)") {
+		t.Fatalf("cooldown_ended %+v, want one naming the 5h window's room", ended)
+	}
+	if s := statusOf(t, f.pool, "a"); s.State != api.StateReady || len(s.Cooldowns) != 0 {
+		t.Fatalf("after the poll with room: %+v, want ready", s)
+	}
 }

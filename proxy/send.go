@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/proxy/auth"
 )
 
@@ -71,7 +72,7 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	out, err := http.NewRequestWithContext(rn.ctx, rn.r.Method, u, body)
+	out, err := http.NewRequestWithContext(egress.WithProxy(rn.ctx, au.Proxy), rn.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}

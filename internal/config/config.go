@@ -79,6 +79,8 @@ type Config struct {
 
 	// fileKeys are the keys the file set (FileKeys).
 	fileKeys []string
+	// Network is [network]: the egress proxy (network.go).
+	Network Network
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -228,6 +230,7 @@ type file struct {
 	Prices           map[string]priceFile `toml:"prices"`
 	Usage            *usageFile           `toml:"usage"`
 	Subscriptions    *subscriptionsFile   `toml:"subscriptions"`
+	Network          *networkFile         `toml:"network"`
 }
 
 type cooldownFile struct {
@@ -393,6 +396,9 @@ func Parse(path string, b []byte) (Config, error) {
 		return Config{}, err
 	}
 	c.fileKeys = setKeys(md)
+	if err := parseNetwork(f.Network, &c.Network, bad); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
@@ -1075,6 +1081,14 @@ allow_extra_usage = false
 # all does. Anthropic bills other tools' use of a Claude subscription as
 # extra usage. See docs/subscriptions.md.
 other_tools = []
+
+[network]
+# The proxy every outbound connection goes through (requests, token
+# refreshes, usage polls, logins): "http://host:port", "socks5://host:port",
+# with user:password@ when it asks. Empty: the environment's HTTP_PROXY,
+# HTTPS_PROXY and NO_PROXY (a login service does not see a shell's; see
+# docs/service.md). Per credential: add-key/login --proxy URL.
+proxy = ""
 
 [history]
 # Every finished request is kept in history.db in this folder: time, model,

@@ -38,6 +38,7 @@ var liveKeys = map[string]bool{
 	"models":                 true,
 	"usage":                  true,
 	"subscriptions":          true,
+	"network":                true,
 }
 
 // fieldKeys names Config's fields as config.toml does; a field missing
@@ -63,6 +64,7 @@ var fieldKeys = map[string]string{
 	"History":          "history",
 	"Prices":           "prices",
 	"Subscriptions":    "subscriptions",
+	"Network":          "network",
 }
 
 // Diff compares the running config with an edited one. Providers are

@@ -41,6 +41,10 @@ func (e *TokenError) Error() string {
 		return fmt.Sprintf("%s refused the refresh token (%s): log in again with `subpool login %s`", who, e.what(), e.Provider)
 	case e.Status == 0:
 		return fmt.Sprintf("%s unreachable: %v", who, e.cause)
+	case strings.EqualFold(e.Code, "unsupported_country_region_territory"):
+		// The refresh left from a location the provider refuses, as the
+		// requests would (jlcodes99/cockpit-tools#611).
+		return fmt.Sprintf("%s answered %s: it refuses the location subpool's requests leave from; set [network] proxy in config.toml, or log in again with --proxy URL", who, e.what())
 	}
 	return fmt.Sprintf("%s answered %s; will retry", who, e.what())
 }

@@ -47,6 +47,10 @@ type ManagerOptions struct {
 	// Timeout bounds one refresh, source re-read and write-back included.
 	// Default 1m.
 	Timeout time.Duration
+	// WithCredential, when set, gives the context of credential id's
+	// token requests: the app routes them through the credential's own
+	// egress proxy, so a refresh leaves from where its requests do.
+	WithCredential func(ctx context.Context, id string) context.Context
 }
 
 // recentRenewal is how long after a new token a forced refresh reuses it
@@ -245,6 +249,9 @@ func (m *Manager) fly(e *entry, id string, p Provider, f *flight) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), m.o.Timeout)
 	defer cancel()
+	if m.o.WithCredential != nil {
+		ctx = m.o.WithCredential(ctx, id)
+	}
 
 	m.mu.Lock()
 	loaded, dirty, tok := e.loaded, e.dirty, e.tok

@@ -26,6 +26,10 @@ const (
 const (
 	ParkRelogin = "relogin"
 	ParkPayment = "payment"
+	// ParkRegion: the provider refuses the location of the credential's
+	// egress; every credential leaving from that egress is parked with it,
+	// until [network] proxy or the credential's own proxy changes.
+	ParkRegion = "region"
 )
 
 // Status is what GET /subpool/v1/status returns and what the event
@@ -98,6 +102,10 @@ type CredentialStatus struct {
 	// OtherTools: the person opted this login in for other tools too.
 	OwnTool    string `json:"own_tool,omitempty"`
 	OtherTools bool   `json:"other_tools,omitempty"`
+	// Proxy is the credential's own egress proxy as scheme://host:port,
+	// never with its user:password; empty when it uses [network] proxy
+	// or the environment's.
+	Proxy string `json:"proxy,omitempty"`
 	// Paces are the limit windows subpool holds this credential to (its
 	// provider's first, then its own, then per model) where the upstream
 	// refused it with 429s that named no reset time: learned from those
@@ -134,7 +142,7 @@ type Cooldown struct {
 // Park is a credential (Model empty) or one model of it out of service
 // until the user acts: log in again, or sort out billing.
 type Park struct {
-	Kind   string    `json:"kind"` // ParkRelogin or ParkPayment
+	Kind   string    `json:"kind"` // ParkRelogin, ParkPayment or ParkRegion
 	Model  string    `json:"model,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 	Since  time.Time `json:"since"`
@@ -218,6 +226,11 @@ type AddCredential struct {
 	// Secret for api_key: {"key": "..."}; for oauth: {"access_token",
 	// "refresh_token", "expires_at" (RFC 3339), "id_token", "account_id"}.
 	Secret map[string]string `json:"secret"`
+	// Proxy is the credential's own egress proxy (http://, https:// or
+	// socks5://, user:password allowed), overriding [network] proxy.
+	// Kept with the credential's metadata, shown only without its
+	// user:password.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // Added is the answer to AddCredential.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/pool"
@@ -33,6 +34,10 @@ type Auth struct {
 	// credential: a ChatGPT login speaks the Codex backend's errors, not
 	// api.openai.com's. Nil keeps the provider's.
 	Profile *classify.Profile
+	// Proxy is the credential's own egress proxy (add-key/login
+	// --proxy); nil leaves [network] proxy or the environment's. The
+	// engine sends with egress.WithProxy, so the one transport dials it.
+	Proxy *url.URL
 }
 
 // Authenticator supplies credentials' auth. It owns the secrets: the proxy

@@ -46,12 +46,17 @@ const (
 	Payment     Class = "payment"
 	ClientError Class = "client_error"
 	Aborted     Class = "aborted"
+	// RegionBlocked: the provider refuses the location the request came
+	// from (the egress address), not the credential or the request. Every
+	// credential behind that address meets the same refusal, and only
+	// another egress ([network] proxy, a credential's --proxy) cures it.
+	RegionBlocked Class = "region_blocked"
 )
 
 // Valid reports whether c is one of the classes above.
 func (c Class) Valid() bool {
 	switch c {
-	case OK, RateLimit, Transient, Capacity, AuthExpired, AuthInvalid, Payment, ClientError, Aborted:
+	case OK, RateLimit, Transient, Capacity, AuthExpired, AuthInvalid, Payment, ClientError, Aborted, RegionBlocked:
 		return true
 	}
 	return false
@@ -59,7 +64,8 @@ func (c Class) Valid() bool {
 
 // Scope is how far a verdict reaches. It is set only for classes that act
 // on credentials: rate_limit (credential, model or provider), payment
-// (credential or model), auth_expired and auth_invalid (credential).
+// (credential or model), auth_expired and auth_invalid (credential),
+// region_blocked (provider: every credential behind the egress).
 type Scope string
 
 // Scopes.

@@ -173,6 +173,8 @@ var allowedScopes = map[Class][]Scope{
 	Payment:     {ScopeCredential, ScopeModel},
 	ClientError: {ScopeNone},
 	Aborted:     {ScopeNone},
+	// A region refusal reaches every credential behind the egress.
+	RegionBlocked: {ScopeProvider},
 }
 
 func checkVerdict(t *testing.T, v Verdict) {

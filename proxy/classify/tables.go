@@ -49,6 +49,30 @@ var oauthRules = []rule{
 		class: AuthInvalid, scope: ScopeCredential, why: "login revoked; log in again"},
 }
 
+// regionRules are the refusals of a location the provider does not serve.
+// They reach as far as the egress address (ScopeProvider): the pool parks
+// every credential that leaves from it, with the advice to set [network]
+// proxy. Each wording is the provider's own, from the samples in the corpus.
+var regionRules = []rule{
+	// OpenAI (the API, the ChatGPT backend and its token endpoint): a 403
+	// request_forbidden with this code (home-assistant/core#120072,
+	// continuedev/continue#11449, jlcodes99/cockpit-tools#611).
+	{codes: []string{"unsupported_country_region_territory"}, class: RegionBlocked, scope: ScopeProvider,
+		why: "OpenAI does not serve this network's country or region; set [network] proxy"},
+	{text: []string{"country, region, or territory not supported"}, class: RegionBlocked, scope: ScopeProvider,
+		why: "OpenAI does not serve this network's country or region; set [network] proxy"},
+	// Anthropic's edge answers an unsupported country with a bare 403
+	// {"type":"forbidden","message":"Request not allowed"}, before any key
+	// is looked at (anthropics/claude-code#1613, answered "Claude Code is
+	// only available in supported countries"; anthropic-sdk-typescript#457).
+	{status: []int{403}, codes: []string{"forbidden"}, text: []string{"request not allowed"}, class: RegionBlocked, scope: ScopeProvider,
+		why: "Anthropic refuses requests from this network's location; set [network] proxy"},
+	// Google: 400 FAILED_PRECONDITION "User location is not supported for
+	// the API use." (google-gemini/gemini-cli#1993, poenl/gemini-api#4).
+	{codes: []string{"FAILED_PRECONDITION"}, text: []string{"user location is not supported"}, class: RegionBlocked, scope: ScopeProvider,
+		why: "Google does not serve the Gemini API in this network's location; set [network] proxy"},
+}
+
 // anthropicRules: Anthropic API keys and Claude subscriptions
 // (docs.claude.com/en/api/errors and the samples in the corpus).
 var anthropicRules = []rule{
@@ -134,7 +158,7 @@ var openaiRules = []rule{
 		class: AuthInvalid, scope: ScopeCredential, why: "API key refused"},
 	{text: []string{"incorrect api key"}, class: AuthInvalid, scope: ScopeCredential, why: "API key refused"},
 	{codes: []string{"context_length_exceeded", "string_above_max_length", "invalid_prompt", "model_not_found",
-		"unsupported_country_region_territory", "invalid_value", "cyber_policy"},
+		"invalid_value", "cyber_policy"},
 		class: ClientError, why: "invalid request"},
 	{codes: []string{"server_error", "internal_error"}, class: Transient, why: "server error"},
 	{status: []int{400, 404, 405, 413, 415, 422}, codes: []string{"invalid_request_error"},
@@ -333,24 +357,24 @@ func concat(parts ...[]rule) []rule {
 // package initialization finds them ready.
 var builtins = map[string]*Profile{
 	"anthropic": {Name: "anthropic", Wire: "anthropic", LimitScope: LimitCredential,
-		rules: concat(oauthRules, anthropicRules, unauthorizedRefresh)},
+		rules: concat(regionRules, oauthRules, anthropicRules, unauthorizedRefresh)},
 	// ChatGPT logins live in the openai pool and users paste Codex
 	// bodies under "openai", so the OpenAI profile knows the ChatGPT
 	// backend too.
 	"openai": {Name: "openai", Wire: "openai", LimitScope: LimitCredential,
-		rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+		rules: concat(regionRules, oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
 	"chatgpt": {Name: "chatgpt", Wire: "openai", LimitScope: LimitCredential,
-		rules: concat(oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
+		rules: concat(regionRules, oauthRules, codexRules, openaiRules, unauthorizedRefresh)},
 	"zai": {Name: "zai", Wire: "anthropic", LimitScope: LimitCredential, zai: true,
-		rules: concat(zaiRules, oauthRules, anthropicRules, openaiRules)},
+		rules: concat(zaiRules, regionRules, oauthRules, anthropicRules, openaiRules)},
 	// One table serves Gemini API keys and Google logins (Code Assist):
 	// both answer in google.rpc.Status.
 	"google": {Name: "google", Wire: "gemini", LimitScope: LimitCredential, google: true,
-		rules: concat(oauthRules, googleRules, unauthorizedRefresh)},
+		rules: concat(regionRules, oauthRules, googleRules, unauthorizedRefresh)},
 	"anthropic-compatible": {Name: "anthropic-compatible", Wire: "anthropic", LimitScope: LimitCredential,
-		rules: concat(oauthRules, anthropicRules, openaiRules)},
+		rules: concat(regionRules, oauthRules, anthropicRules, openaiRules)},
 	"openai-compatible": {Name: "openai-compatible", Wire: "openai", LimitScope: LimitCredential,
-		rules: concat(oauthRules, openaiRules, anthropicRules)},
+		rules: concat(regionRules, oauthRules, openaiRules, anthropicRules)},
 }
 
 // anyProfile serves a nil profile and unknown wires: every table. Google's
@@ -358,4 +382,4 @@ var builtins = map[string]*Profile{
 // is also the Gemini API's wording for a per-minute limit; its own rules
 // ask for Google's codes and quotas, which no other body carries.
 var anyProfile = Profile{Name: "any", LimitScope: LimitCredential, google: true,
-	rules: concat(oauthRules, codexRules, anthropicRules, googleRules, openaiRules)}
+	rules: concat(regionRules, oauthRules, codexRules, anthropicRules, googleRules, openaiRules)}

@@ -96,8 +96,9 @@ type Cool struct {
 	RetryAfter time.Duration
 }
 
-// Park is a park to record: api.ParkRelogin or api.ParkPayment, for Model
-// only when set.
+// Park is a park to record: api.ParkRelogin, api.ParkPayment or
+// api.ParkRegion (every credential sharing the egress), for Model only
+// when set.
 type Park struct {
 	Kind   string
 	Model  string
@@ -276,6 +277,13 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 
 	case classify.Payment:
 		return Action{Kind: Rotate, Count: CountFailure, Park: parkPayment(a, v, reason)}
+
+	case classify.RegionBlocked:
+		// The egress's location is refused: the pool parks every
+		// credential leaving from it, so the request goes on to one with
+		// another proxy, or subpool answers with what to set, and later
+		// requests make no upstream call for it.
+		return Action{Kind: Rotate, Count: CountFailure, Park: &Park{Kind: api.ParkRegion, Reason: reason}}
 	}
 	// An unknown class is a classifier bug: pass the answer on rather
 	// than guess.
@@ -296,6 +304,8 @@ func afterStart(a Attempt, v classify.Verdict, reason string) Action {
 		act.Cool, act.Count = coolFor(a, v), CountRateLimit
 	case classify.Payment:
 		act.Park, act.Count = parkPayment(a, v, reason), CountFailure
+	case classify.RegionBlocked:
+		act.Park, act.Count = &Park{Kind: api.ParkRegion, Reason: reason}, CountFailure
 	default:
 		act.Count = CountFailure
 	}

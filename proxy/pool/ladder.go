@@ -89,6 +89,10 @@ type cooldown struct {
 	reason string
 	budget bool        // a spent request budget's (budget.go), not a 429's
 	timer  clock.Timer // fires end at until
+	// window names the quota window the cooldown waits on ("5h", "7d"),
+	// when one is known: a report showing it has room ends the cooldown
+	// early (heal.go). "" for a bare 429, which no window explains.
+	window string
 }
 
 // active reports whether e holds at now. A cooldown whose time has come is
@@ -300,6 +304,9 @@ func (p *Pool) CoolDown(id, model string, scope Scope, retryAfter time.Duration,
 			p.pruneLadders(c, now)
 		}
 		e := &cooldown{scope: k.scope(), model: k.model, until: h.until, step: h.step, reason: reason}
+		if k.prov == nil {
+			e.window = c.waitsOn(h.until, now)
+		}
 		p.install(k, e, now)
 		// Whatever the cooldown covers comes back as one probe: when it ends,
 		// a single request finds out whether the limit really lifted before

@@ -22,6 +22,10 @@ import (
 // the tray is prompted once: parked (and, for a login, relogin_required)
 // go out only for a new park. Unknown ids are ignored.
 func (p *Pool) Park(id, model, kind, reason string) {
+	if kind == api.ParkRegion {
+		p.parkRegion(id, reason)
+		return
+	}
 	if kind == api.ParkRelogin {
 		model = ""
 	}

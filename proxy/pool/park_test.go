@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -191,5 +192,65 @@ func TestUnparkOneKind(t *testing.T) {
 		if got := f.pick("opus"); got != "b" {
 			t.Fatalf("opus went to %q while a's plan lacks it", got)
 		}
+	}
+}
+
+// One region refusal parks every credential sharing the egress: with no
+// credential proxy of its own, that is the provider; the parked events go
+// out once each and the answer names the setting.
+func TestRegionParkTakesEveryCredentialOfTheSharedEgress(t *testing.T) {
+	f := newFixture(t, Config{}, "a", "b")
+	f.p.Park("a", "", api.ParkRegion, "403 unsupported_country_region_territory")
+	if evs := f.rec.take(api.EventParked); len(evs) != 2 || evs[0].Kind != api.ParkRegion || evs[1].CredentialID != "b" {
+		t.Fatalf("parked events %+v, want a and b parked for region", evs)
+	}
+	u := f.unavailable("")
+	if u.Parked != 2 || u.HasNext {
+		t.Fatalf("Unavailable = %+v, want 2 parked, no next", u)
+	}
+	if !strings.Contains(u.Error(), "set [network] proxy") {
+		t.Fatalf("Error() = %q, want the advice to set [network] proxy", u.Error())
+	}
+	// Parking again (a request in flight meanwhile) tells nobody twice.
+	f.p.Park("b", "", api.ParkRegion, "403 unsupported_country_region_territory")
+	if evs := f.rec.take(api.EventParked); len(evs) != 0 {
+		t.Fatalf("parked again: %+v", evs)
+	}
+	f.p.UnparkEgress("")
+	if got := f.pick(""); got != "a" && got != "b" {
+		t.Fatalf("picked %q after the egress changed", got)
+	}
+	if evs := f.rec.take(api.EventCredentialUpdated); len(evs) != 2 {
+		t.Fatalf("credential_updated %+v, want one per unparked credential", evs)
+	}
+}
+
+// A credential with its own proxy leaves from elsewhere: a region refusal
+// of the shared egress leaves it serving, and one of its own proxy parks
+// it alone, until its proxy changes.
+func TestRegionParkSparesAnotherEgress(t *testing.T) {
+	f := newFixture(t, Config{}, "a", "b")
+	f.p.Add(Credential{ID: "c", Provider: "anthropic", Label: "c", Kind: api.KindAPIKey, Egress: "socks5://10.0.0.1:1080"})
+	f.p.Park("a", "", api.ParkRegion, "region")
+	for range 3 {
+		if got := f.pick(""); got != "c" {
+			t.Fatalf("picked %s, want c, whose proxy is elsewhere", got)
+		}
+	}
+	f.p.UnparkEgress("")
+	f.p.Park("c", "", api.ParkRegion, "region")
+	if s := f.status("c"); s.State != api.StateParked || s.Proxy != "socks5://10.0.0.1:1080" {
+		t.Fatalf("c: %+v, want parked, proxy shown", s)
+	}
+	if s := f.status("a"); s.State != api.StateReady {
+		t.Fatalf("a: %+v, want ready: c's proxy is not a's egress", s)
+	}
+	f.p.UnparkEgress("") // the shared egress changing is not c's
+	if s := f.status("c"); s.State != api.StateParked {
+		t.Fatalf("c unparked by another egress: %+v", s)
+	}
+	f.p.Add(Credential{ID: "c", Provider: "anthropic", Label: "c", Kind: api.KindAPIKey, Egress: "http://10.0.0.2:3128"})
+	if s := f.status("c"); s.State != api.StateReady || len(s.Parks) != 0 {
+		t.Fatalf("c after a new proxy: %+v, want ready", s)
 	}
 }

@@ -405,6 +405,10 @@ type Unavailable struct {
 	// Barred counts subscription logins kept for their own tool
 	// (PickRequest.Tool); they count in Total.
 	Barred int
+	// Region counts the parked credentials whose egress's location the
+	// provider refuses (api.ParkRegion); regionWhy is the last refusal.
+	Region    int
+	regionWhy string
 	// NextReady is the shortest wait until a cooling or paced credential
 	// is usable again, or until the provider's next probe during a guessed
 	// outage (see Pick), HasNext whether there is one; Changed's channel
@@ -479,6 +483,10 @@ func (u *Unavailable) Error() string {
 	switch {
 	case u.Total == 0:
 		return fmt.Sprintf("no %s credentials; add one with `subpool add-key %s`", u.Provider, u.Provider)
+	case u.Region == u.Total:
+		// Every credential leaves from the one refused egress: one line
+		// for all of them, since one setting cures them all.
+		return fmt.Sprintf("%s refuses the location subpool's requests leave from (%s): set [network] proxy in config.toml to an http:// or socks5:// proxy elsewhere, or give a credential its own with --proxy URL", u.Provider, u.regionWhy)
 	case u.Cooling == u.Total && u.Probe:
 		return fmt.Sprintf("every %s credential is cooling down%s on a guessed time; the next probe of the limit goes in %s", u.Provider, forModel, human(u.NextReady))
 	case u.Cooling == u.Total && u.HasNext && u.Total == 1:
@@ -521,7 +529,12 @@ func (p *Pool) unavailable(provider, model string, list []*cred, exclude map[str
 			why = "paused (subpool resume " + c.ID + ")"
 		case blockParked:
 			u.Parked++
-			why = parkWords(c.parkFor(model), c)
+			pk := c.parkFor(model)
+			if pk.Kind == api.ParkRegion && c.Egress == "" {
+				u.Region++
+				u.regionWhy = pk.Reason
+			}
+			why = parkWords(pk, c)
 		case blockCooling:
 			u.Cooling++
 			e := longest(c, model, now)
@@ -584,6 +597,8 @@ func parkWords(pk *api.Park, c *cred) string {
 		s = "log in again in " + c.Source + ", then subpool import " + c.Source
 	case pk.Kind == api.ParkRelogin:
 		s = "log in again (subpool login " + c.Provider + ")"
+	case pk.Kind == api.ParkRegion:
+		s = regionAdvice(c)
 	case pk.Model != "":
 		s = "plan or billing does not cover " + pk.Model
 	default:

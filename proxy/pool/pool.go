@@ -96,6 +96,12 @@ type Credential struct {
 	// OtherTools opens a subscription login to tools other than its own
 	// (api.SubscriptionTool): the person's choice, never the default.
 	OtherTools bool
+	// Egress names the credential's own egress proxy, shown without any
+	// user:password (scheme://host:port); "" is the egress every other
+	// credential without one shares ([network] proxy or the
+	// environment's). A region refusal parks every credential of the
+	// provider with the same Egress (region.go).
+	Egress string
 }
 
 // serves reports whether c takes requests from tool. An empty tool is a
@@ -387,6 +393,11 @@ func (p *Pool) Add(c Credential) {
 			old.prov = pr
 		}
 		opened := c.OtherTools != old.OtherTools
+		if c.Egress != old.Egress {
+			// Another egress is another location: the region refusal
+			// belonged to the old one.
+			dropRegionParks(old, now, &fx)
+		}
 		old.Credential = c
 		fx.wake = true // a new provider, or a higher in-flight limit
 		e := event(api.EventCredentialUpdated, old, now)

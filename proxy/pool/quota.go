@@ -173,7 +173,8 @@ func (p *Pool) SetQuota(id string, q api.Quota) {
 			p.forgetPaces(c, false)
 		}
 		c.util = utilization(q, now)
-		news := p.coolSpent(c, now, fx)
+		news := p.heal(c, now, fx)
+		news = p.coolSpent(c, now, fx) || news
 		news = p.holdReserve(c, now, fx) || news
 		news = p.warn(c, now, fx) || news
 		if news || now.Sub(u.announced) >= usageEvery {
@@ -223,6 +224,9 @@ func (p *Pool) coolSpent(c *cred, now time.Time, fx *effects) bool {
 			reason = fmt.Sprintf("%s window spent; requests would draw on paid extra usage (allow_extra_usage = false) until it resets in %s", w.Name, human(until.Sub(now)))
 		}
 		news = p.coolUntil(key{cred: c}, until, reason, now, fx) || news
+		if active(c.cool, now) && c.cool.window == "" && c.waitsOn(c.cool.until, now) == w.Name {
+			c.cool.window = w.Name // a 429 that came with this window
+		}
 		p.backAt(c, until, w.Name)
 		if until.After(sharedReset) {
 			sharedReset = until
@@ -271,7 +275,7 @@ func (p *Pool) holdModel(c *cred, w api.QuotaWindow, until, now time.Time, fx *e
 		return false
 	}
 	reason := fmt.Sprintf("%s window spent for %s models until it resets in %s", w.Name, model, human(until.Sub(now)))
-	e := &cooldown{scope: ScopeModel, model: model, until: until, reason: reason}
+	e := &cooldown{scope: ScopeModel, model: model, until: until, reason: reason, window: w.Name}
 	typ := api.EventCooldownStarted
 	if i >= 0 {
 		if active(u.models[i], now) {

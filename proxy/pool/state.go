@@ -58,6 +58,9 @@ type CooldownState struct {
 	Until  time.Time `json:"until"`
 	Step   int       `json:"step"`
 	Reason string    `json:"reason,omitempty"`
+	// Window is the quota window the cooldown waits on, when known: a
+	// report after the restart that shows it has room still ends it.
+	Window string `json:"window,omitempty"`
 }
 
 // LadderState is what one key remembers of its hits.
@@ -128,7 +131,7 @@ func (p *Pool) State() State {
 }
 
 func cooldownState(e *cooldown) CooldownState {
-	return CooldownState{Scope: e.scope, Model: e.model, Until: e.until, Step: e.step, Reason: e.reason}
+	return CooldownState{Scope: e.scope, Model: e.model, Until: e.until, Step: e.step, Reason: e.reason, Window: e.window}
 }
 
 // Restore loads a State written by State, normally once at start after the
@@ -223,5 +226,5 @@ func (p *Pool) restoreCooldown(k key, cd CooldownState, now time.Time) {
 	if cur := k.get(); active(cur, now) && !cd.Until.After(cur.until) {
 		return
 	}
-	p.install(k, &cooldown{scope: k.scope(), model: k.model, until: cd.Until, step: cd.Step, reason: cd.Reason}, now)
+	p.install(k, &cooldown{scope: k.scope(), model: k.model, until: cd.Until, step: cd.Step, reason: cd.Reason, window: cd.Window}, now)
 }

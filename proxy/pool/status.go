@@ -35,6 +35,7 @@ func (p *Pool) Status(provider string) []api.CredentialStatus {
 			Counters: c.counters,
 			InFlight: c.inFlight,
 			OwnTool:  api.SubscriptionTool(c.Provider, c.Kind),
+			Proxy:    c.Egress,
 		}
 		s.OtherTools = s.OwnTool != "" && c.OtherTools
 		for _, e := range [...]*cooldown{c.prov.cool, c.cool} {

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress"
+	"github.com/subpool/subpool/internal/oauth"
+)
+
+// Where the daemon's outbound connections leave from. One transport
+// (egress.Transport over [network] proxy) carries requests, token
+// refreshes, usage polls and Code Assist's setup; a credential's own
+// proxy rides on each call's context (egress.WithProxy), looked up here.
+
+// outboundTimeout bounds the short calls: token endpoints, Code Assist's
+// setup. Usage polls have their own minute.
+const outboundTimeout = 30 * time.Second
+
+// credProxies are the credentials' own proxies, parsed once: every
+// request of a credential asks. Its methods are safe for concurrent use.
+type credProxies struct {
+	mu sync.Mutex
+	of map[string]*url.URL
+}
+
+// set records id's proxy from its record ("" or unreadable: none; config
+// and add-key checked it on the way in).
+func (cp *credProxies) set(id, raw string) {
+	u, _ := egress.Parse(raw)
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if u == nil {
+		delete(cp.of, id)
+		return
+	}
+	if cp.of == nil {
+		cp.of = map[string]*url.URL{}
+	}
+	cp.of[id] = u
+}
+
+// get is id's own proxy, nil when it has none. A nil credProxies has none.
+func (cp *credProxies) get(id string) *url.URL {
+	if cp == nil {
+		return nil
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.of[id]
+}
+
+// withCredential routes calls made with ctx through id's own proxy.
+func (cp *credProxies) withCredential(ctx context.Context, id string) context.Context {
+	return egress.WithProxy(ctx, cp.get(id))
+}
+
+// outbound builds the daemon's egress and its one transport; a transport
+// given in Options (tests) replaces the transport, not the proxy rules.
+func outbound(cfg config.Config, given http.RoundTripper) (*egress.Egress, http.RoundTripper, error) {
+	eg, err := egress.New(cfg.Network.Proxy)
+	if err != nil {
+		return nil, nil, err
+	}
+	if given != nil {
+		return eg, given, nil
+	}
+	return eg, eg.Transport(cfg.HeaderTimeout), nil
+}
+
+// applyNetwork takes a reloaded [network]: a new proxy is a new egress,
+// so what the old one's location had parked may be served now.
+func (s *Daemon) applyNetwork(n config.Network) {
+	if s.egress == nil || n.Proxy == s.netProxy {
+		return
+	}
+	if err := s.egress.SetGlobal(n.Proxy); err != nil {
+		s.logf("warning: [network] proxy: %v; keeping the one before", err)
+		return
+	}
+	s.netProxy = n.Proxy
+	s.logf("outbound connections now leave through %s", describeEgress(n.Proxy))
+	s.core.pool.UnparkEgress("")
+}
+
+// regionRefused reports whether err is a token endpoint refusing the
+// location the refresh left from.
+func regionRefused(err error) bool {
+	var te *oauth.TokenError
+	return errors.As(err, &te) && strings.EqualFold(te.Code, "unsupported_country_region_territory")
+}
+
+// describeEgress names an egress for the log, never with its password.
+func describeEgress(raw string) string {
+	if raw == "" {
+		return "the environment's HTTPS_PROXY and HTTP_PROXY (direct without them)"
+	}
+	return egress.Redact(raw)
+}
+
+// setProxy gives credential id the proxy raw and keeps it in
+// credentials.json; the pool learns its new egress, which ends a region
+// park of the old one.
+func (c *core) setProxy(id, raw string) error {
+	rec, changed, err := c.editRecord(id, func(r *CredentialRecord) { r.Proxy = raw })
+	if changed {
+		c.proxies.set(id, raw)
+		c.readd(rec)
+	}
+	return err
+}
+
+// LoginClient carries a login made outside the running proxy (subpool
+// login, import): through proxy when given, else [network] proxy, else
+// the environment's.
+func LoginClient(cfg config.Config, proxy string) (*http.Client, error) {
+	raw := cfg.Network.Proxy
+	if proxy != "" {
+		raw = proxy
+	}
+	eg, err := egress.New(raw)
+	if err != nil {
+		return nil, err
+	}
+	return egress.Client(eg.Transport(0), outboundTimeout), nil
+}
