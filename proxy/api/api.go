@@ -40,6 +40,10 @@ type Status struct {
 	Clients []ClientStatus `json:"clients,omitempty"`
 	// History is the request history's health; nil when it is off.
 	History *HistoryStatus `json:"history,omitempty"`
+	// Commit and Built name the build beside Version (`subpool
+	// version`); empty when the binary carries no VCS stamp.
+	Commit string `json:"commit,omitempty"`
+	Built  string `json:"built,omitempty"`
 }
 
 // HistoryStatus is the request history's writer: rows it had to drop
