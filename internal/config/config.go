@@ -76,6 +76,9 @@ type Config struct {
 
 	// Subscriptions is [subscriptions]: which tools a login serves.
 	Subscriptions Subscriptions
+
+	// Update is [update] (update.go).
+	Update Update
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -203,6 +206,7 @@ func Default() Config {
 		Fallback:         DefaultFallback(),
 		History:          History{Enabled: true, Days: 90},
 		Usage:            Usage{Poll: 5 * time.Minute, WarnAt: 90},
+		Update:           Update{Feed: DefaultFeed, Check: true},
 	}
 }
 
@@ -225,6 +229,7 @@ type file struct {
 	Prices           map[string]priceFile `toml:"prices"`
 	Usage            *usageFile           `toml:"usage"`
 	Subscriptions    *subscriptionsFile   `toml:"subscriptions"`
+	Update           *updateFile          `toml:"update"`
 }
 
 type cooldownFile struct {
@@ -379,6 +384,9 @@ func Parse(path string, b []byte) (Config, error) {
 		return Config{}, err
 	}
 	if err := parseSubscriptions(f.Subscriptions, &c.Subscriptions, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseUpdate(f.Update, &c.Update, bad); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -1049,6 +1057,14 @@ other_tools = []
 enabled = true
 # Rows older than this many days are deleted.
 days = 90
+
+[update]
+# Where news of a release comes from: GitHub's latest-release answer. A
+# check sends only this GET, nothing about you or your setup.
+feed  = "https://api.github.com/repos/subpool/subpool/releases/latest"
+# The tray asks by itself and shows a newer release once, with a link;
+# false = only when you run subpool update [--check].
+check = true
 
 # [models]
 # Aliases a client may ask for as its model. One target changes the model on
