@@ -21,7 +21,7 @@ func versionText() string {
 	s := fmt.Sprintf("subpool %s\ncommit  %s\nbuilt   %s\n%s build, %s %s/%s\n",
 		b.Version, orUnknown(b.Commit), orUnknown(b.Date), kind, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	if update.Throwaway() {
-		s += "signed  with a throwaway key (a local make dist): updates verify only against it\n"
+		s += "key     a throwaway release key (a local make dist): updates only from releases it signed\n"
 	}
 	return s
 }

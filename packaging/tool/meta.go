@@ -41,8 +41,8 @@ func loadMeta(path string) (meta, error) {
 	return m, nil
 }
 
-// printEnv writes the metadata as shell assignments (SP_NAME=…), which
-// scripts/dist.sh evaluates and nfpm.yaml reads as ${SP_NAME}.
+// printEnv writes the metadata as shell assignments (SP_NAME=…) for
+// scripts/dist.sh; the templates read it from packaging/tool render.
 func printEnv(w io.Writer) error {
 	m, err := loadMeta(metaFile)
 	if err != nil {

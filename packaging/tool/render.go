@@ -44,7 +44,9 @@ func renderFile(tmplPath, out, dist string) error {
 		return fmt.Errorf("VERSION is empty")
 	}
 	t, err := template.New(filepath.Base(tmplPath)).Funcs(template.FuncMap{
-		"join": strings.Join,
+		"join":  strings.Join,
+		"split": strings.Split,
+		"env":   os.Getenv,
 	}).Option("missingkey=error").ParseFiles(tmplPath)
 	if err != nil {
 		return err
