@@ -68,5 +68,5 @@ step "dpkg -r subpool"
 dpkg -r subpool >/dev/null
 left=$(while read -r f; do if [ -e "$f" ]; then echo "$f"; fi; done <"$tmp/files")
 [ -z "$left" ] || fail "dpkg -r left: $left"
-if dpkg-query -W -f="${Status}" subpool 2>/dev/null | grep -q "ok installed"; then fail "subpool is still installed"; fi
+if dpkg-query -W -f='${Status}' subpool 2>/dev/null | grep -q "ok installed"; then fail "subpool is still installed"; fi
 step "ok: dpkg -r removed all $(wc -l <"$tmp/files") files"
