@@ -22,39 +22,42 @@ import (
 	"testing"
 )
 
-// fakeBinary builds testdata/fakesubpool as version v, once per version.
+// fakeBinary is testdata/fakesubpool answering `version` with v: built
+// once, then v written over the stamp in a copy of its bytes.
 var (
-	fakeMu    sync.Mutex
-	fakeBuilt = map[string][]byte{}
-	fakeDir   string
+	fakeOnce  sync.Once
+	fakeBuilt []byte
+	fakeErr   error
 )
+
+const fakeStamp = "fakesubpool-version:dev                             ."
 
 func fakeBinary(t *testing.T, v string) []byte {
 	t.Helper()
-	fakeMu.Lock()
-	defer fakeMu.Unlock()
-	if b, ok := fakeBuilt[v]; ok {
-		return b
-	}
-	if fakeDir == "" {
-		d, err := os.MkdirTemp("", "subpool-fake-")
+	fakeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "subpool-fake-")
 		if err != nil {
-			t.Fatal(err)
+			fakeErr = err
+			return
 		}
-		fakeDir = d
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "fake"+exeSuffix())
+		cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", out, "./testdata/fakesubpool")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			fakeErr = fmt.Errorf("building the fake binary: %v\n%s", err, msg)
+			return
+		}
+		fakeBuilt, fakeErr = os.ReadFile(out)
+	})
+	if fakeErr != nil {
+		t.Fatal(fakeErr)
 	}
-	out := filepath.Join(fakeDir, "fake-"+v+exeSuffix())
-	cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", out, "./testdata/fakesubpool")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the fake binary: %v\n%s", err, msg)
+	stamp := fmt.Sprintf("fakesubpool-version:%-32s.", v)
+	if len(stamp) != len(fakeStamp) || bytes.Count(fakeBuilt, []byte(fakeStamp)) != 1 {
+		t.Fatalf("the fake binary's stamp cannot hold %q", v)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fakeBuilt[v] = b
-	return b
+	return bytes.Replace(fakeBuilt, []byte(fakeStamp), []byte(stamp), 1)
 }
 
 func exeSuffix() string {
@@ -62,14 +65,6 @@ func exeSuffix() string {
 		return ".exe"
 	}
 	return ""
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if fakeDir != "" {
-		os.RemoveAll(fakeDir)
-	}
-	os.Exit(code)
 }
 
 // release is a release's files, as make dist lays them out.
@@ -116,7 +111,7 @@ func (r release) sign(key ed25519.PrivateKey) {
 
 func tarGzOf(t *testing.T, name string, b []byte) []byte {
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // the race detector slows compression tenfold
 	tw := tar.NewWriter(gz)
 	for _, h := range []*tar.Header{
 		{Name: filepath.Dir(name) + "/", Typeflag: tar.TypeDir, Mode: 0o755},

@@ -1,16 +1,19 @@
 // fakesubpool stands in for a subpool binary in the update tests: it
-// answers `version` as the real one does, with the version it was built
-// with, and a build with version "broken" fails to start.
+// answers `version` as the real one does. The tests build it once and
+// write each version into a copy's bytes (the stamp below keeps its
+// length), so one build serves every version; "broken" fails to start.
 package main
 
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
-var version = "dev"
+var stamp = "fakesubpool-version:dev                             ."
 
 func main() {
+	version := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(stamp, "fakesubpool-version:"), "."))
 	if version == "broken" {
 		fmt.Fprintln(os.Stderr, "fakesubpool: cannot start")
 		os.Exit(1)
