@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -24,12 +25,18 @@ const OldSuffix = ".old"
 func (in Installer) swap(ctx context.Context, newBin, tag string) error {
 	old := in.Exe + OldSuffix
 	os.Remove(old) // a previous update's, kept while its binary ran
-	if err := os.Link(in.Exe, old); err != nil {
+	// Windows refuses to rename over a running exe, link or no link.
+	linked := runtime.GOOS != "windows" && os.Link(in.Exe, old) == nil
+	if !linked {
 		if err := os.Rename(in.Exe, old); err != nil {
 			return fmt.Errorf("cannot keep the old binary as %s: %v; nothing was replaced", old, err)
 		}
 	}
 	if err := os.Rename(newBin, in.Exe); err != nil {
+		if linked {
+			os.Remove(old) // Exe was never touched
+			return fmt.Errorf("cannot put the new binary at %s: %v; nothing was replaced", in.Exe, err)
+		}
 		return fmt.Errorf("cannot put the new binary at %s: %v; %s", in.Exe, err, restore(old, in.Exe))
 	}
 	if err := started(ctx, in.Exe, tag); err != nil {
