@@ -79,3 +79,14 @@ func installer() (update.Installer, error) {
 	}
 	return update.Installer{Key: key, Exe: exe, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Headless: !trayBuilt}, nil
 }
+
+// updateNotice is the tray's check: nothing, and no request, unless
+// [update] check is on; else the feed's answer compared with this build.
+// The tray shows a Newer notice once, with its URL as the link.
+func updateNotice(ctx context.Context, c update.Client, cfg config.Config) (update.Notice, error) {
+	if !cfg.Update.Check {
+		return update.Notice{}, nil
+	}
+	n, _, err := c.Check(ctx, cfg.Update.Feed, daemon.Build().Version)
+	return n, err
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/subpool/subpool/daemon"
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/update"
 )
 
 // updateFeed serves a releases/latest answer for tag on loopback and
@@ -75,5 +78,26 @@ func TestUpdateVerbBadFeed(t *testing.T) {
 	code, _, errs := cli(t, "", "update", "--check", "--home", home)
 	if code != 1 || !strings.Contains(errs, "update.feed") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("exit %d, err %q", code, errs)
+	}
+}
+
+// TestUpdateNoticeOnlyWhenCheckIsOn: the tray's check sends nothing
+// while [update] check is false, and one feed request when it is on.
+func TestUpdateNoticeOnlyWhenCheckIsOn(t *testing.T) {
+	saved := daemon.Version
+	t.Cleanup(func() { daemon.Version = saved })
+	daemon.Version = "0.1.0"
+	home, n := updateFeed(t, "v0.2.0")
+	cfg, err := config.Read(filepath.Join(home, "config.toml"))
+	if err != nil || cfg.Update.Check {
+		t.Fatalf("config: %+v, %v", cfg.Update, err)
+	}
+	if got, err := updateNotice(context.Background(), update.Client{}, cfg); err != nil || got.Newer || n.Load() != 0 {
+		t.Fatalf("check = false: %+v, %v, %d requests", got, err, n.Load())
+	}
+	cfg.Update.Check = true
+	got, err := updateNotice(context.Background(), update.Client{}, cfg)
+	if err != nil || !got.Newer || got.URL != "https://example.invalid/releases/tag/v0.2.0" || n.Load() != 1 {
+		t.Fatalf("check = true: %+v, %v, %d requests", got, err, n.Load())
 	}
 }
