@@ -4,7 +4,7 @@ BIN     ?= ./subpool
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/subpool/subpool/daemon.Version=$(VERSION)
 
-.PHONY: all run build build-headless check-headless test test-fast bench lint fuzz screenshot package deps
+.PHONY: all run build build-headless check-headless test test-fast bench lint fuzz screenshot package deps dist
 
 all: build
 
@@ -35,6 +35,7 @@ test: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt: run 'gofmt -w .' on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	scripts/check-headless.sh $(GO)
+	scripts/dist-tool.sh actionlint $(GO) .github/workflows/ci.yml .github/workflows/release.yml
 	scripts/keyring-test.sh $(GO) test -race -count=1 ./...
 
 # The pure packages alone: no cgo, no display, seconds.
@@ -54,6 +55,12 @@ bench:
 screenshot: build
 	@scripts/deps.sh --screenshot
 	scripts/screenshot.sh $(BIN) docs/screenshot.png
+
+# Everything a release carries, into dist/: .deb, .rpm, Linux tarballs,
+# the Windows zip, Homebrew formula and cask, SHA256SUMS and its ed25519
+# signature (SUBPOOL_SIGNING_KEY, else a throwaway key it names).
+dist: deps
+	scripts/dist.sh $(GO)
 
 # The desktop package for this host, made by the fyne tool (installed
 # apart from go.mod, which would otherwise move Fyne to another version).

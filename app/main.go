@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"github.com/subpool/subpool/daemon"
 )
 
 // Main runs subpool with os.Args and exits.
@@ -47,6 +45,8 @@ func init() {
 		{"events", "[--json]", "print the proxy's decisions as they happen (alias: watch)", cmdEvents},
 		{"usage", "[--since 24h|7d|DATE] [--by day|hour|credential|model|client|app|provider] [--json|--csv]", "tokens, refusals, waiting and estimated cost from the request history", cmdUsage},
 		{"history", "[-n 50] [--class C] [--json]", "the last requests, one line each", cmdHistory},
+		{"version", "[--json]", "version, commit and build date", cmdVersion},
+		{"update", "[--check]", "whether a newer release exists; without --check, install it (tarball and zip installs)", cmdUpdate},
 		{"classify", "--provider P --status N [--header 'K: V']... [--body FILE|-]", "say why an upstream refused: class, scope, retry time", func(a []string, in io.Reader, out, errw io.Writer) int {
 			return cmdClassify(a, in, out, errw)
 		}},
@@ -65,9 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
-	case "--version", "version":
-		fmt.Fprintln(stdout, "subpool", daemon.Version)
-		return 0
+	case "--version":
+		name = "version"
 	case "watch":
 		name = "events"
 	case "tray":

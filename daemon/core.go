@@ -151,7 +151,8 @@ func (c *core) record(id string) (CredentialRecord, bool) {
 
 // Status implements admin.Backend.
 func (c *core) Status(ctx context.Context) api.Status {
-	st := api.Status{Version: Version, Listen: c.listen, StartedAt: c.start.UTC(), Now: c.clk.Now().UTC()}
+	b := Build()
+	st := api.Status{Version: b.Version, Commit: b.Commit, Built: b.Date, Listen: c.listen, StartedAt: c.start.UTC(), Now: c.clk.Now().UTC()}
 	for _, name := range c.cfg.ProviderNames() {
 		p := c.cfg.Providers[name]
 		creds := c.pool.Status(name)

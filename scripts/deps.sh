@@ -15,6 +15,8 @@ want=(gcc libgl1-mesa-dev xorg-dev libxkbcommon-dev gnome-keyring dbus-x11)
 command -v node >/dev/null 2>&1 || want+=(nodejs)
 command -v npm >/dev/null 2>&1 || want+=(npm)
 if [ "${1:-}" = "--screenshot" ]; then want+=(xvfb imagemagick x11-utils); fi
+# make dist: mingw-w64 for the Windows tray's cgo, desktop-file-validate.
+if [ "${1:-}" = "--dist" ]; then want+=(gcc-mingw-w64-x86-64 desktop-file-utils); fi
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

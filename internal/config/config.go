@@ -81,6 +81,8 @@ type Config struct {
 	fileKeys []string
 	// Network is [network]: the egress proxy (network.go).
 	Network Network
+	// Update is [update] (update.go).
+	Update Update
 }
 
 // Subscriptions is [subscriptions]. By default a subscription login serves
@@ -208,6 +210,7 @@ func Default() Config {
 		Fallback:         DefaultFallback(),
 		History:          History{Enabled: true, Days: 90},
 		Usage:            Usage{Poll: 5 * time.Minute, WarnAt: 90},
+		Update:           Update{Feed: DefaultFeed, Check: true},
 	}
 }
 
@@ -231,6 +234,7 @@ type file struct {
 	Usage            *usageFile           `toml:"usage"`
 	Subscriptions    *subscriptionsFile   `toml:"subscriptions"`
 	Network          *networkFile         `toml:"network"`
+	Update           *updateFile          `toml:"update"`
 }
 
 type cooldownFile struct {
@@ -397,6 +401,9 @@ func Parse(path string, b []byte) (Config, error) {
 	}
 	c.fileKeys = setKeys(md)
 	if err := parseNetwork(f.Network, &c.Network, bad); err != nil {
+		return Config{}, err
+	}
+	if err := parseUpdate(f.Update, &c.Update, bad); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -1097,6 +1104,14 @@ proxy = ""
 enabled = true
 # Rows older than this many days are deleted.
 days = 90
+
+[update]
+# Where news of a release comes from: GitHub's latest-release answer. A
+# check sends only this GET, nothing about you or your setup.
+feed  = "https://api.github.com/repos/subpool/subpool/releases/latest"
+# The tray asks by itself and shows a newer release once, with a link;
+# false = only when you run subpool update [--check].
+check = true
 
 # [models]
 # Aliases a client may ask for as its model. One target changes the model on

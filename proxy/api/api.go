@@ -47,6 +47,10 @@ type Status struct {
 	// ConfigProblem is why the last edit of config.toml was refused, until
 	// a reload reads a file it takes: the proxy runs on the config before.
 	ConfigProblem string `json:"config_problem,omitempty"`
+	// Commit and Built name the build beside Version (`subpool
+	// version`); empty when the binary carries no VCS stamp.
+	Commit string `json:"commit,omitempty"`
+	Built  string `json:"built,omitempty"`
 }
 
 // HistoryStatus is the request history's writer: rows it had to drop
