@@ -54,11 +54,7 @@ func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error)
 	case col.err != nil:
 		return nil, col.err
 	}
-	body := marshal(col.msg)
-	if to == Anthropic {
-		return body, nil
-	}
-	return Response(Anthropic, to, body, clientModel)
+	return (&conv{from: Anthropic, to: to}).answer(&col.msg, to, clientModel)
 }
 
 func errorJSON(to Target, e upstreamError) []byte {
@@ -93,6 +89,11 @@ func (c *collector) start(id string, u aUsage) {
 
 func (c *collector) openText() {
 	c.msg.Content = append(c.msg.Content, aBlock{Type: "text"})
+	c.args = append(c.args, nil)
+}
+
+func (c *collector) openRefusal() {
+	c.msg.Content = append(c.msg.Content, aBlock{Type: "text", refusal: true})
 	c.args = append(c.args, nil)
 }
 

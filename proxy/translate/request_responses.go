@@ -21,14 +21,10 @@ type responsesIn struct {
 	Stream            bool            `json:"stream"`
 	User              string          `json:"user"`
 	SafetyIdentifier  string          `json:"safety_identifier"`
-	Text              *struct {
-		Format *struct {
-			Type string `json:"type"`
-		} `json:"format"`
-		Verbosity string `json:"verbosity"`
-	} `json:"text"`
-	TopLogprobs int         `json:"top_logprobs"`
-	Reasoning   *rReasoning `json:"reasoning"` // carried to Gemini only (fields.go)
+	Text              *rText          `json:"text"`
+	TopLogprobs       int             `json:"top_logprobs"`
+	Reasoning         *rReasoning     `json:"reasoning"`        // carried to Gemini and Chat only (fields.go)
+	PromptCacheKey    string          `json:"prompt_cache_key"` // dropped by every writer but Responses'
 }
 
 // readResponses reads a Responses request into the neutral form.
@@ -42,19 +38,15 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: responses request body: %w", err)
 	}
-	if in.Text != nil {
-		if f := in.Text.Format; f != nil && f.Type != "text" {
-			return nil, c.refuse("text.format", "type %q (structured output) is not translated", f.Type)
-		}
-		if in.Text.Verbosity != "" {
-			c.note("text.verbosity", "dropped: %s has no verbosity setting", name(c.to))
-		}
-	}
 	if in.TopLogprobs > 0 {
 		return nil, c.refuse("top_logprobs", "log probabilities are not translated")
 	}
 
-	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, maxTokens: in.MaxOutputTokens, user: in.User}
+	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, maxTokens: in.MaxOutputTokens, user: in.User,
+		cacheKey: in.PromptCacheKey, maxField: "max_output_tokens"}
+	if err := c.responsesText(r, in.Text); err != nil {
+		return nil, err
+	}
 	if in.Reasoning != nil {
 		r.effort = in.Reasoning.Effort
 	}
@@ -88,7 +80,7 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 			// Messages equivalent that Claude could call the same way.
 			return nil, c.refuse(path("tools", i), "tool type %q has no equivalent", t.Type)
 		}
-		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters})
+		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters, strict: t.Strict})
 	}
 	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n rNamedChoice
@@ -190,6 +182,7 @@ func (c *conv) responsesParts(role string, ps []rPart, field string) ([]part, er
 			if !ok {
 				return nil, c.refuse(pf+".image_url", "neither a data: URL nor a web address")
 			}
+			im.detail = p.Detail
 			parts = append(parts, part{kind: imagePart, img: im})
 		default:
 			return nil, c.refuse(pf, "%s content part type %q has no equivalent", role, p.Type)
@@ -230,7 +223,7 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 	// conversation in the user's OpenAI account; every turn carries the
 	// whole history anyway. (The Codex backend insists on it.)
 	no := false
-	out := rRequest{Model: model, Stream: r.stream, Store: &no, User: openAIUser(r.user),
+	out := rRequest{Model: model, Stream: r.stream, Store: &no, User: openAIUser(r.user), PromptCacheKey: r.cacheKey,
 		Instructions: strings.Join(r.system, "\n\n"), MaxOutputTokens: r.maxTokens, Input: []rItem{}}
 	reasoning := reasoningModel(model)
 	if codex {
@@ -241,6 +234,7 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 	if reasoning && r.effort != "" {
 		out.Reasoning = &rReasoning{Effort: r.effort}
 	}
+	out.Text = c.responsesTextOut(r, model, reasoning)
 
 	for _, t := range r.turns {
 		items, err := c.responsesInput(t)
@@ -257,7 +251,11 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 		}
 		// Responses makes function tools strict unless told otherwise,
 		// and strict mode refuses most hand-written schemas.
-		out.Tools = append(out.Tools, rTool{Type: "function", Name: t.name, Description: t.description, Parameters: schema, Strict: &no})
+		strict := t.strict
+		if strict == nil {
+			strict = &no
+		}
+		out.Tools = append(out.Tools, rTool{Type: "function", Name: t.name, Description: t.description, Parameters: schema, Strict: strict})
 	}
 	if tc := r.toolChoice; tc != nil && len(r.tools) > 0 {
 		switch tc.mode {
@@ -282,7 +280,7 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 // what Codex CLI sends in its place).
 func (c *conv) codexShape(r *request, out *rRequest) {
 	if r.maxTokens != nil {
-		c.note("max_tokens", "dropped: the ChatGPT backend takes no output cap")
+		c.note(r.maxField, "dropped: the ChatGPT backend takes no output cap")
 		out.MaxOutputTokens = nil
 	}
 	if !r.stream {
@@ -293,7 +291,10 @@ func (c *conv) codexShape(r *request, out *rRequest) {
 		c.note("system", "none given; the ChatGPT backend requires instructions, so a neutral one is sent")
 		out.Instructions = "You are a helpful assistant."
 	}
-	out.PromptCacheKey, out.User = out.User, ""
+	if out.PromptCacheKey == "" {
+		out.PromptCacheKey = out.User
+	}
+	out.User = ""
 }
 
 // responsesInput writes one turn as input items, keeping the order of
@@ -331,7 +332,7 @@ func (c *conv) responsesInput(t turn) ([]rItem, error) {
 		case textPart:
 			user = append(user, rPart{Type: "input_text", Text: p.text})
 		case imagePart:
-			user = append(user, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: "auto"})
+			user = append(user, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: p.img.responsesDetail()})
 		case resultPart:
 			items = append(items, rItem{Type: "function_call_output", CallID: openAIToolID(p.res.id), Output: responsesToolOutput(p.res)})
 		case callPart:
@@ -354,7 +355,7 @@ func responsesToolOutput(res toolResult) json.RawMessage {
 	for _, p := range res.parts {
 		if p.kind == imagePart {
 			images = true
-			ps = append(ps, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: "auto"})
+			ps = append(ps, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: p.img.responsesDetail()})
 		} else {
 			texts = append(texts, p.text)
 			ps = append(ps, rPart{Type: "input_text", Text: p.text})

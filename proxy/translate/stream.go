@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +16,18 @@ import (
 // upstream event yields its client events at once.
 
 // encoder writes one client wire. The assembler calls it in a valid
-// order: start, then blocks (openText textDelta… closeBlock, or openTool
-// argsDelta… closeBlock), then finish; or fail at any point, even before
+// order: start, then blocks (openText or openRefusal, textDelta…
+// closeBlock, or openTool argsDelta… closeBlock), then finish; or fail at
+// any point, even before
 // start. thought may come between blocks or inside a text block: the
 // model's reasoning as text, which only a Gemini client is shown (the
 // others would need a signature or summary the upstream did not give).
 type encoder interface {
 	start(id string, u aUsage)
 	openText()
+	// openRefusal opens a text block that is an OpenAI model's refusal;
+	// the wires without refusals write it as text.
+	openRefusal()
 	textDelta(s string)
 	thought(s string)
 	openTool(id, name string)
@@ -59,6 +64,38 @@ type StreamTranslator struct {
 // GeminiCodeAssist, with the envelope put on or taken off); for a pair
 // Supported refuses, Feed fails.
 func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator {
+	return NewStreamTranslatorWithOptions(from, to, clientModel, StreamOptions{})
+}
+
+// StreamOptions is what a client's request asks of the shape of its
+// stream, beyond its wire.
+type StreamOptions struct {
+	// IncludeUsage is a Chat Completions client's
+	// stream_options.include_usage: the usage then comes in a chunk of
+	// its own after the finishing one, with no choices, as OpenAI sends
+	// it. Without it the usage rides on the finishing chunk, which every
+	// client reads and none trips on.
+	IncludeUsage bool
+}
+
+// ClientStreamOptions reads the StreamOptions of a client's request of
+// wire client; a body it cannot read asks for nothing.
+func ClientStreamOptions(client Target, body []byte) StreamOptions {
+	if client != OpenAIChat {
+		return StreamOptions{}
+	}
+	var in struct {
+		StreamOptions *cStreamOptions `json:"stream_options"`
+	}
+	if json.Unmarshal(body, &in) != nil || in.StreamOptions == nil {
+		return StreamOptions{}
+	}
+	return StreamOptions{IncludeUsage: in.StreamOptions.IncludeUsage}
+}
+
+// NewStreamTranslatorWithOptions is NewStreamTranslator for a client
+// that asked for options (ClientStreamOptions).
+func NewStreamTranslatorWithOptions(from, to Target, clientModel string, o StreamOptions) *StreamTranslator {
 	t := &StreamTranslator{from: wire(from), to: wire(to)}
 	if !Supported(from, to) {
 		return t
@@ -74,7 +111,7 @@ func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator 
 	case Anthropic:
 		enc = &anthropicEncoder{w: &t.out, model: clientModel}
 	case OpenAIChat:
-		enc = &chatEncoder{w: &t.out, model: clientModel}
+		enc = &chatEncoder{w: &t.out, model: clientModel, includeUsage: o.IncludeUsage}
 	case Gemini:
 		enc = &geminiEncoder{w: &t.out, model: clientModel, codeAssist: to == GeminiCodeAssist}
 	default:
@@ -262,7 +299,12 @@ func (a *assembler) thought(s string) {
 // text appends to the text block key, opening it on the first non-empty
 // delta: Anthropic refuses empty text blocks when a client sends the
 // turn back.
-func (a *assembler) text(key, s string) error {
+func (a *assembler) text(key, s string) error { return a.textOf(key, s, a.enc.openText) }
+
+// refusal is text that is the model's refusal.
+func (a *assembler) refusal(key, s string) error { return a.textOf(key, s, a.enc.openRefusal) }
+
+func (a *assembler) textOf(key, s string, open func()) error {
 	if s == "" {
 		return nil
 	}
@@ -273,7 +315,7 @@ func (a *assembler) text(key, s string) error {
 		}
 		a.closeBlock()
 		a.open = key
-		a.enc.openText()
+		open()
 	}
 	a.enc.textDelta(s)
 	return nil

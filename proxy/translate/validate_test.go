@@ -213,7 +213,7 @@ func validAnthropic(evs []sseEvent) error {
 
 func validResponses(evs []sseEvent) error {
 	done := 0 // finished output items
-	var openID, openType string
+	var openID, openType, partType string
 	var acc bytes.Buffer
 	for i, ev := range evs {
 		m, err := decodeData(ev)
@@ -255,23 +255,41 @@ func validResponses(evs []sseEvent) error {
 			default:
 				return fmt.Errorf("item type %q", openType)
 			}
-		case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done":
+		case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+			"response.refusal.delta", "response.refusal.done":
 			if err := inItem(); err != nil {
 				return err
 			}
 			if openType != "message" {
 				return fmt.Errorf("%s in a %s item", ev.name, openType)
 			}
+			// A part is text or a refusal, and its deltas and done
+			// events say the same.
+			if ev.name == "response.content_part.added" {
+				partType = jstr(m, "part", "type")
+			}
+			refusal := partType == "refusal"
 			switch ev.name {
-			case "response.output_text.delta":
+			case "response.output_text.delta", "response.refusal.delta":
+				if refusal != (ev.name == "response.refusal.delta") {
+					return fmt.Errorf("%s in a %s part", ev.name, partType)
+				}
 				acc.WriteString(jstr(m, "delta"))
 			case "response.output_text.done":
-				if jstr(m, "text") != acc.String() {
+				if refusal || jstr(m, "text") != acc.String() {
 					return fmt.Errorf("output_text.done %q, deltas %q", jstr(m, "text"), acc.String())
 				}
+			case "response.refusal.done":
+				if !refusal || jstr(m, "refusal") != acc.String() {
+					return fmt.Errorf("refusal.done %q, deltas %q", jstr(m, "refusal"), acc.String())
+				}
 			case "response.content_part.done":
-				if jstr(m, "part", "text") != acc.String() {
-					return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", "text"), acc.String())
+				field := "text"
+				if refusal {
+					field = "refusal"
+				}
+				if jstr(m, "part", field) != acc.String() {
+					return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", field), acc.String())
 				}
 			}
 		case "response.function_call_arguments.delta", "response.function_call_arguments.done":
@@ -351,6 +369,9 @@ func validChat(evs []sseEvent) error {
 		}
 		id, _ = m["id"].(string)
 		choices, _ := m["choices"].([]any)
+		if len(choices) == 0 && finishes == 1 && m["usage"] != nil {
+			continue // the usage chunk of stream_options.include_usage, after the finish
+		}
 		if len(choices) != 1 {
 			return fmt.Errorf("chunk %d has %d choices", i, len(choices))
 		}
