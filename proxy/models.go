@@ -107,6 +107,10 @@ func (p *Proxy) providerModels(ctx context.Context, prov *Provider) []upstreamMo
 
 var errNoCredential = errors.New("no ready credential")
 
+// codexWireVersion is the Codex CLI release whose Responses requests
+// subpool's translations follow (internal/realclients pins it).
+const codexWireVersion = "0.171.0"
+
 // askModels asks prov's upstream for its model list with one of its
 // credentials. The lease is held for the ask only; it counts neither as a
 // success nor as a failure of the credential.
@@ -127,7 +131,11 @@ func (p *Proxy) askModels(prov *Provider) ([]upstreamModel, error) {
 		base = au.BaseURL
 	}
 	if au.StripV1 {
-		path = "/models"
+		// The Codex backend lists the models a client of a version can
+		// run (codex-rs ModelsClient adds client_version); subpool speaks
+		// the Responses wire of the Codex release its real-client suite
+		// pins, and names no client (no originator, no user-agent).
+		path = "/models?client_version=" + codexWireVersion
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {

@@ -214,3 +214,29 @@ func FuzzChatResponses(f *testing.F) {
 		}
 	})
 }
+
+// CodexReady says yes to Codex CLI's own request only; the SDK's, or
+// Codex's with one refused field added, is shaped.
+func TestCodexReady(t *testing.T) {
+	compact := func(file string) []byte {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, readFile(t, file)); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	codex := compact("testdata/requests/codex.json")
+	if !CodexReady(codex) {
+		t.Error("Codex CLI's request is not ready")
+	}
+	for _, b := range [][]byte{
+		compact("testdata/requests/sdk_responses.json"),
+		bytes.Replace(codex, []byte(`"stream":true`), []byte(`"stream":true,"max_output_tokens":100`), 1),
+		bytes.Replace(codex, []byte(`"store":false`), []byte(`"store":true`), 1),
+		bytes.Replace(codex, []byte(`"instructions":"You`), []byte(`"instructions":"","x":"You`), 1),
+	} {
+		if CodexReady(b) {
+			t.Errorf("ready: %.120s", b)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -163,4 +164,35 @@ func prependItems(first, input json.RawMessage) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return marshal(append(a, rest...)), true
+}
+
+// codexRefused is every field of codexFields as a key is spelled in a
+// body.
+var codexRefused = func() [][]byte {
+	var out [][]byte
+	for k := range codexFields {
+		out = append(out, []byte(`"`+k+`":`)) // a key: a value is never followed by a colon
+	}
+	return out
+}()
+
+// CodexReady reports that a Responses body is already in the Codex
+// backend's shape (Codex CLI's own request), from a look at its bytes
+// only: it streams, stores nothing, has instructions, and names none of
+// the fields the backend refuses. Reading a long conversation whole costs
+// milliseconds a turn; this costs a scan. It may say false of a ready
+// body (Request then shapes it, changing nothing) and says true of one
+// that is not only when those spellings sit in a nested object, which the
+// backend then judges itself.
+func CodexReady(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"stream":true`)) || !bytes.Contains(body, []byte(`"store":false`)) ||
+		!bytes.Contains(body, []byte(`"instructions":"`)) || bytes.Contains(body, []byte(`"instructions":""`)) {
+		return false
+	}
+	for _, k := range codexRefused {
+		if bytes.Contains(body, k) {
+			return false
+		}
+	}
+	return true
 }
