@@ -36,6 +36,9 @@ var codexFields = map[string]rule{
 	"background":           {refuse, "the ChatGPT backend runs no background responses"},
 }
 
+// forcedStream is the note on a request made to stream for the backend.
+const forcedStream = "forced on: the ChatGPT backend only streams; the answer is collected for a client that asked for JSON"
+
 // neutralInstructions stands in for a client that gave none: the backend
 // refuses a request without instructions.
 const neutralInstructions = "You are a helpful assistant."
@@ -117,7 +120,7 @@ func codexCacheKey(m map[string]json.RawMessage, id json.RawMessage) {
 func codexFix(c *conv, m map[string]json.RawMessage) bool {
 	changed := false
 	if string(m["stream"]) != "true" {
-		c.note("stream", "forced on: the ChatGPT backend only streams; the answer is collected for a client that asked for JSON")
+		c.note("stream", "%s", forcedStream)
 		m["stream"] = json.RawMessage("true")
 		changed = true
 	}

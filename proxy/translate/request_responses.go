@@ -284,12 +284,12 @@ func (c *conv) codexShape(r *request, out *rRequest) {
 		out.MaxOutputTokens = nil
 	}
 	if !r.stream {
-		c.note("stream", "forced on: the ChatGPT backend only streams; collect the answer with Collect")
+		c.note("stream", "%s", forcedStream)
 		out.Stream = true
 	}
 	if out.Instructions == "" {
 		c.note("system", "none given; the ChatGPT backend requires instructions, so a neutral one is sent")
-		out.Instructions = "You are a helpful assistant."
+		out.Instructions = neutralInstructions
 	}
 	if out.PromptCacheKey == "" {
 		out.PromptCacheKey = out.User
