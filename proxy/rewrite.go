@@ -241,7 +241,7 @@ func (tr *translator) open(status int, h http.Header) int {
 	case sameWire(d.client, d.up):
 		return modePass
 	case isEventStream(h):
-		tr.st = translate.NewStreamTranslatorWithOptions(d.up, d.client, d.clientModel, translate.ClientStreamOptions(d.client, d.src))
+		tr.st = translate.NewStreamTranslatorWithOptions(d.up, d.client, d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 		h.Del("Content-Length")
 		h.Set("Content-Type", "text/event-stream")
 		return modeStream
@@ -310,7 +310,7 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	case isEventStream(h):
 		// The client asked for JSON from an upstream that only streams
 		// (the Codex backend).
-		out, err = translate.Collect(up, d.client, bytes.NewReader(body), d.clientModel)
+		out, err = translate.CollectWithOptions(up, d.client, bytes.NewReader(body), d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 		var se *translate.StreamError
 		if errors.As(err, &se) {
 			status, out, err = http.StatusBadGateway, se.Body, nil
@@ -318,7 +318,7 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	case sameWire(d.client, up):
 		out = body
 	default:
-		out, err = translate.Response(up, d.client, body, d.clientModel)
+		out, err = translate.ResponseWithOptions(up, d.client, body, d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 	}
 	if err != nil {
 		status = http.StatusBadGateway

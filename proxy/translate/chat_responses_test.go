@@ -136,7 +136,7 @@ func TestChatStreamIncludeUsage(t *testing.T) {
 		if include {
 			body = `{"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true}}`
 		}
-		tr := NewStreamTranslatorWithOptions(OpenAIResponses, OpenAIChat, "m", ClientStreamOptions(OpenAIChat, []byte(body)))
+		tr := NewStreamTranslatorWithOptions(OpenAIResponses, OpenAIChat, "m", ClientAnswerOptions(OpenAIChat, []byte(body)))
 		var out bytes.Buffer
 		r := newUpstreamEvents(bytes.NewReader(src), OpenAIResponses)
 		for {
@@ -237,6 +237,44 @@ func TestCodexReady(t *testing.T) {
 	} {
 		if CodexReady(b) {
 			t.Errorf("ready: %.120s", b)
+		}
+	}
+}
+
+// A call of a namespaced tool (Codex CLI's sub-agents), offered under
+// its flat name, comes back to the Responses client by its namespace and
+// name: streamed, collected and as JSON.
+func TestNamespacedCallsComeBackNamed(t *testing.T) {
+	o := ClientAnswerOptions(OpenAIResponses, readFile(t, "testdata/requests/codex_0171.json"))
+	call := `{"id":"call_1","type":"function","function":{"name":"multi_agent_v1__close_agent","arguments":"{\"target\":\"a\"}"}}`
+	stream := "data: " + chatRole + "\n\n" +
+		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[` +
+		strings.Replace(call, `{"id"`, `{"index":0,"id"`, 1) + `]},"finish_reason":null}]}` + "\n\n" +
+		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+	tr := NewStreamTranslatorWithOptions(OpenAIChat, OpenAIResponses, "m", o)
+	var out bytes.Buffer
+	r := newUpstreamEvents(strings.NewReader(stream), OpenAIChat)
+	for {
+		ev, data, err := r.next()
+		if err != nil {
+			break
+		}
+		b, _ := tr.Feed(ev, data)
+		out.Write(b)
+	}
+	validate(t, OpenAIResponses, out.Bytes())
+	collected, err := CollectWithOptions(OpenAIChat, OpenAIResponses, strings.NewReader(stream), "m", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := ResponseWithOptions(OpenAIChat, OpenAIResponses,
+		[]byte(`{"id":"chatcmpl-2","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[`+call+`]},"finish_reason":"tool_calls"}]}`), "m", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"stream": out.Bytes(), "collected": collected, "json": answer} {
+		if !bytes.Contains(b, []byte(`"name":"close_agent","namespace":"multi_agent_v1"`)) || bytes.Contains(b, []byte("multi_agent_v1__")) {
+			t.Errorf("%s: the call is not named by its namespace:\n%s", name, b)
 		}
 	}
 }

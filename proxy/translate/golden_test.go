@@ -148,8 +148,13 @@ var requestCases = []struct {
 	{"editor_chat", OpenAIChat, OpenAIResponses, "gpt-5", false},
 	{"editor_chat", OpenAIChat, ChatGPTCodex, "gpt-5-codex", false},
 	{"sdk_chat_schema", OpenAIChat, OpenAIResponses, "gpt-4.1-mini", false},
-	// Codex CLI on a chat-only provider (no reasoning effort there).
+	// Codex CLI on a chat-only provider (no reasoning effort there);
+	// Codex 0.171's own request, recorded: its sub-agent tools in a
+	// namespace (flattened, a call in history too), hosted web search
+	// (dropped with a note), no instructions; and the same on Claude.
 	{"codex", OpenAIResponses, OpenAIChat, "deepseek-chat", false},
+	{"codex_0171", OpenAIResponses, OpenAIChat, "deepseek-chat", false},
+	{"codex_0171", OpenAIResponses, Anthropic, "claude-sonnet-4-5", false},
 	// A Responses request for a ChatGPT login: Codex CLI's passes as it
 	// is; the SDK's (stream false, an output cap, store true, no
 	// instructions) is put in the backend's shape.

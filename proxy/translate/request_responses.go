@@ -12,6 +12,7 @@ type responsesIn struct {
 	Tools        []struct {
 		rTool
 		Format json.RawMessage `json:"format"`
+		Tools  []rTool         `json:"tools"` // a namespace's
 	} `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
@@ -74,13 +75,9 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 	}
 
 	for i, t := range in.Tools {
-		if t.Type != "function" {
-			// custom (free-form) tools, local_shell and the hosted tools
-			// (web_search, file_search, code_interpreter, mcp…) have no
-			// Messages equivalent that Claude could call the same way.
-			return nil, c.refuse(path("tools", i), "tool type %q has no equivalent", t.Type)
+		if err := c.responsesTool(r, path("tools", i), t.rTool, t.Tools); err != nil {
+			return nil, err
 		}
-		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters, strict: t.Strict})
 	}
 	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n rNamedChoice
@@ -94,6 +91,33 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 		return nil, c.refuse("input", endsWithAssistant, name(c.to))
 	}
 	return r, nil
+}
+
+// responsesTool reads one tool, at field. A namespace's function tools
+// are offered by their flat names (nsName), which the answer's calls are
+// mapped back from (AnswerOptions). Hosted web search, which Codex CLI
+// offers on every turn, is dropped with a note: the request means the
+// same, the model answers without searching. custom (free-form) tools,
+// local_shell and the other hosted tools (file_search,
+// code_interpreter, mcp…) have no equivalent another model could call
+// the same way.
+func (c *conv) responsesTool(r *request, field string, t rTool, inner []rTool) error {
+	switch t.Type {
+	case "function":
+		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters, strict: t.Strict})
+	case "namespace":
+		for j, f := range inner {
+			if f.Type != "function" {
+				return c.refuse(path(field+".tools", j), "tool type %q has no equivalent", f.Type)
+			}
+			r.tools = append(r.tools, tool{name: nsName(t.Name, f.Name), description: f.Description, schema: f.Parameters, strict: f.Strict})
+		}
+	case "web_search", "web_search_preview":
+		c.note(field, "dropped: web search is a tool the Responses API runs itself; the model answers without it")
+	default:
+		return c.refuse(field, "tool type %q has no equivalent", t.Type)
+	}
+	return nil
 }
 
 func (c *conv) responsesItems(r *request, raw json.RawMessage, base string) error {
@@ -117,7 +141,7 @@ func (c *conv) responsesItems(r *request, raw json.RawMessage, base string) erro
 			if it.Arguments != nil {
 				args = *it.Arguments
 			}
-			r.addTurn("assistant", part{kind: callPart, call: toolCall{id: it.CallID, name: it.Name, args: args}})
+			r.addTurn("assistant", part{kind: callPart, call: toolCall{id: it.CallID, name: nsName(it.Namespace, it.Name), args: args}})
 		case "function_call_output":
 			res, err := c.responsesOutput(it, field)
 			if err != nil {

@@ -297,7 +297,7 @@ func (c *conv) anthropicToResponsesResponse(body *aResponse, clientModel string)
 		case b.Type == "text":
 			output = append(output, messageItem(messageItemID(in.ID, len(output)), "completed", outText(b.Text)))
 		default:
-			output = append(output, functionItem(openAIToolID(b.ID), b.Name, compactArgs(string(b.Input)), "completed"))
+			output = append(output, functionItemFor(c.names, openAIToolID(b.ID), b.Name, compactArgs(string(b.Input)), "completed"))
 		}
 	}
 	stop := stopOf(in)

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,38 +63,12 @@ type StreamTranslator struct {
 // GeminiCodeAssist, with the envelope put on or taken off); for a pair
 // Supported refuses, Feed fails.
 func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator {
-	return NewStreamTranslatorWithOptions(from, to, clientModel, StreamOptions{})
-}
-
-// StreamOptions is what a client's request asks of the shape of its
-// stream, beyond its wire.
-type StreamOptions struct {
-	// IncludeUsage is a Chat Completions client's
-	// stream_options.include_usage: the usage then comes in a chunk of
-	// its own after the finishing one, with no choices, as OpenAI sends
-	// it. Without it the usage rides on the finishing chunk, which every
-	// client reads and none trips on.
-	IncludeUsage bool
-}
-
-// ClientStreamOptions reads the StreamOptions of a client's request of
-// wire client; a body it cannot read asks for nothing.
-func ClientStreamOptions(client Target, body []byte) StreamOptions {
-	if client != OpenAIChat {
-		return StreamOptions{}
-	}
-	var in struct {
-		StreamOptions *cStreamOptions `json:"stream_options"`
-	}
-	if json.Unmarshal(body, &in) != nil || in.StreamOptions == nil {
-		return StreamOptions{}
-	}
-	return StreamOptions{IncludeUsage: in.StreamOptions.IncludeUsage}
+	return NewStreamTranslatorWithOptions(from, to, clientModel, AnswerOptions{})
 }
 
 // NewStreamTranslatorWithOptions is NewStreamTranslator for a client
-// that asked for options (ClientStreamOptions).
-func NewStreamTranslatorWithOptions(from, to Target, clientModel string, o StreamOptions) *StreamTranslator {
+// whose request asked for more of its answer (ClientAnswerOptions).
+func NewStreamTranslatorWithOptions(from, to Target, clientModel string, o AnswerOptions) *StreamTranslator {
 	t := &StreamTranslator{from: wire(from), to: wire(to)}
 	if !Supported(from, to) {
 		return t
@@ -115,7 +88,7 @@ func NewStreamTranslatorWithOptions(from, to Target, clientModel string, o Strea
 	case Gemini:
 		enc = &geminiEncoder{w: &t.out, model: clientModel, codeAssist: to == GeminiCodeAssist}
 	default:
-		enc = &responsesEncoder{w: &t.out, model: clientModel}
+		enc = &responsesEncoder{w: &t.out, model: clientModel, names: o.names}
 	}
 	t.dec = newDecoder(from)
 	t.a = newAssembler(enc)

@@ -185,6 +185,8 @@ type responsesEncoder struct {
 	isText    bool
 	isRefusal bool // the open text is a refusal
 	refused   bool // a refusal was written
+
+	names map[string]nsTool // the client's namespaced tools (AnswerOptions)
 }
 
 func (e *responsesEncoder) event(name string, fields ...kv) {
@@ -246,7 +248,7 @@ func (e *responsesEncoder) thought(string) {}
 func (e *responsesEncoder) openTool(id, name string) {
 	e.isText, e.isRefusal = false, false
 	e.text.Reset()
-	e.item = functionItem(openAIToolID(id), name, "", "in_progress")
+	e.item = functionItemFor(e.names, openAIToolID(id), name, "", "in_progress")
 	e.event("response.output_item.added", kv{"output_index", len(e.output)}, kv{"item", e.item})
 }
 
@@ -279,7 +281,8 @@ func (e *responsesEncoder) closeBlock() {
 			args = "{}" // a tool called with no input streams no arguments
 		}
 		e.event("response.function_call_arguments.done", kv{"item_id", e.item.ID}, kv{"output_index", i}, kv{"arguments", args})
-		done = functionItem(e.item.CallID, e.item.Name, args, "completed")
+		done = e.item
+		done.Arguments, done.Status = &args, "completed"
 	}
 	e.event("response.output_item.done", kv{"output_index", i}, kv{"item", done})
 	e.output = append(e.output, done)

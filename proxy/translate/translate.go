@@ -252,7 +252,11 @@ func (c *conv) sameWire(body []byte, model string) ([]byte, error) {
 // from into wire to. clientModel is the model the client asked for; the
 // answer names it, so the client sees the model it chose.
 func Response(from, to Target, body []byte, clientModel string) ([]byte, error) {
-	c := &conv{from: from, to: to}
+	return response(&conv{from: from, to: to}, body, clientModel)
+}
+
+func response(c *conv, body []byte, clientModel string) ([]byte, error) {
+	from, to := c.from, c.to
 	switch {
 	case !Supported(from, to):
 		return nil, fmt.Errorf("translate: no translation from %q to %q", from, to)
@@ -263,9 +267,9 @@ func Response(from, to Target, body []byte, clientModel string) ([]byte, error) 
 		if err != nil {
 			return nil, err
 		}
-		return Response(Gemini, to, inner, clientModel)
+		return response(&conv{from: Gemini, to: to, names: c.names}, inner, clientModel)
 	case to == GeminiCodeAssist:
-		out, err := Response(from, Gemini, body, clientModel)
+		out, err := response(&conv{from: from, to: Gemini, names: c.names}, body, clientModel)
 		if err != nil {
 			return nil, err
 		}
@@ -329,6 +333,7 @@ var now = time.Now
 type conv struct {
 	from, to Target
 	notes    []string
+	names    map[string]nsTool // a Responses client's namespaced tools (AnswerOptions)
 }
 
 func (c *conv) note(field, format string, args ...any) {

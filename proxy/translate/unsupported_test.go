@@ -77,7 +77,9 @@ func TestUnsupportedIsRefused(t *testing.T) {
 		{"item reference", OpenAIResponses, Anthropic,
 			`{"model":"g","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
 		{"hosted tool", OpenAIResponses, Anthropic,
-			`{"model":"g","input":"q","tools":[{"type":"web_search"}]}`, "tools[0]"},
+			`{"model":"g","input":"q","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, "tools[0]"},
+		{"a namespace's hosted tool", OpenAIResponses, OpenAIChat,
+			`{"model":"g","input":"q","tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"},{"type":"custom","name":"g"}]}]}`, "tools[0].tools[1]"},
 		// Codex's freeform apply_patch and local_shell tools.
 		{"freeform tool", OpenAIResponses, Anthropic,
 			`{"model":"g","input":"q","tools":[{"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}}]}`, "tools[0]"},

@@ -266,6 +266,7 @@ type rItem struct {
 	Content   json.RawMessage `json:"content,omitempty"` // string or []rPart
 	CallID    string          `json:"call_id,omitempty"`
 	Name      string          `json:"name,omitempty"`
+	Namespace string          `json:"namespace,omitempty"` // a call of a tool in a "namespace" tool (Codex CLI)
 	Arguments *string         `json:"arguments,omitempty"`
 	Output    json.RawMessage `json:"output,omitempty"` // string or []rPart
 }
