@@ -136,19 +136,8 @@ func TestChatStreamIncludeUsage(t *testing.T) {
 		if include {
 			body = `{"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true}}`
 		}
-		tr := NewStreamTranslatorWithOptions(OpenAIResponses, OpenAIChat, "m", ClientAnswerOptions(OpenAIChat, []byte(body)))
-		var out bytes.Buffer
-		r := newUpstreamEvents(bytes.NewReader(src), OpenAIResponses)
-		for {
-			ev, data, err := r.next()
-			if err != nil {
-				break
-			}
-			o, _ := tr.Feed(ev, data)
-			out.Write(o)
-		}
-		out.Write(tr.Close())
-		evs := validate(t, OpenAIChat, out.Bytes())
+		out := streamWith(OpenAIResponses, OpenAIChat, src, ClientAnswerOptions(OpenAIChat, []byte(body)))
+		evs := validate(t, OpenAIChat, out)
 		finish, last := string(evs[len(evs)-3].data), string(evs[len(evs)-2].data)
 		if include {
 			if strings.Contains(finish, `"usage"`) || !strings.Contains(last, `"choices":[]`) || !strings.Contains(last, `"cached_tokens":4864`) {
@@ -251,18 +240,8 @@ func TestNamespacedCallsComeBackNamed(t *testing.T) {
 		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[` +
 		strings.Replace(call, `{"id"`, `{"index":0,"id"`, 1) + `]},"finish_reason":null}]}` + "\n\n" +
 		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
-	tr := NewStreamTranslatorWithOptions(OpenAIChat, OpenAIResponses, "m", o)
-	var out bytes.Buffer
-	r := newUpstreamEvents(strings.NewReader(stream), OpenAIChat)
-	for {
-		ev, data, err := r.next()
-		if err != nil {
-			break
-		}
-		b, _ := tr.Feed(ev, data)
-		out.Write(b)
-	}
-	validate(t, OpenAIResponses, out.Bytes())
+	out := streamWith(OpenAIChat, OpenAIResponses, []byte(stream), o)
+	validate(t, OpenAIResponses, out)
 	collected, err := CollectWithOptions(OpenAIChat, OpenAIResponses, strings.NewReader(stream), "m", o)
 	if err != nil {
 		t.Fatal(err)
@@ -272,9 +251,27 @@ func TestNamespacedCallsComeBackNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"stream": out.Bytes(), "collected": collected, "json": answer} {
+	for name, b := range map[string][]byte{"stream": out, "collected": collected, "json": answer} {
 		if !bytes.Contains(b, []byte(`"name":"close_agent","namespace":"multi_agent_v1"`)) || bytes.Contains(b, []byte("multi_agent_v1__")) {
 			t.Errorf("%s: the call is not named by its namespace:\n%s", name, b)
 		}
 	}
+}
+
+// streamWith translates the stream src event by event, as the proxy feeds a
+// StreamTranslator, and returns what the client gets.
+func streamWith(from, to Target, src []byte, o AnswerOptions) []byte {
+	tr := NewStreamTranslatorWithOptions(from, to, "m", o)
+	var out bytes.Buffer
+	r := newUpstreamEvents(bytes.NewReader(src), from)
+	for {
+		ev, data, err := r.next()
+		if err != nil {
+			break
+		}
+		b, _ := tr.Feed(ev, data)
+		out.Write(b)
+	}
+	out.Write(tr.Close())
+	return out.Bytes()
 }
