@@ -12,75 +12,79 @@ import (
 // Each row is one thing Chat ⇄ Responses must carry, in a body shaped as
 // the OpenAI SDK's types spell it; want lists paths in the translated
 // body and the JSON each must hold (null: absent).
+const (
+	chatUser = `"messages":[{"role":"user","content":"hi"}]`
+	respUser = `"input":"hi"`
+)
+
+var carryCases = []struct {
+	name     string
+	from, to Target
+	model    string
+	body     string
+	want     map[string]string
+}{
+	{"max_completion_tokens to max_output_tokens", OpenAIChat, OpenAIResponses, "gpt-5",
+		`{"model":"m",` + chatUser + `,"max_completion_tokens":900}`,
+		map[string]string{"max_output_tokens": "900"}},
+	{"legacy max_tokens to max_output_tokens", OpenAIChat, OpenAIResponses, "gpt-4.1",
+		`{"model":"m",` + chatUser + `,"max_tokens":300}`,
+		map[string]string{"max_output_tokens": "300"}},
+	{"max_output_tokens to max_completion_tokens on a reasoning model", OpenAIResponses, OpenAIChat, "o4-mini",
+		`{"model":"m",` + respUser + `,"max_output_tokens":700}`,
+		map[string]string{"max_completion_tokens": "700", "max_tokens": "null"}},
+	{"max_output_tokens to max_tokens elsewhere", OpenAIResponses, OpenAIChat, "deepseek-chat",
+		`{"model":"m",` + respUser + `,"max_output_tokens":700}`,
+		map[string]string{"max_tokens": "700", "max_completion_tokens": "null"}},
+	{"reasoning_effort to reasoning.effort", OpenAIChat, OpenAIResponses, "gpt-5",
+		`{"model":"m",` + chatUser + `,"reasoning_effort":"minimal"}`,
+		map[string]string{"reasoning": `{"effort":"minimal"}`}},
+	{"reasoning.effort to reasoning_effort", OpenAIResponses, OpenAIChat, "gpt-5-mini",
+		`{"model":"m",` + respUser + `,"reasoning":{"effort":"high","summary":"auto"}}`,
+		map[string]string{"reasoning_effort": `"high"`}},
+	{"system and developer messages to instructions", OpenAIChat, OpenAIResponses, "gpt-5",
+		`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"developer","content":[{"type":"text","text":"D"}]},{"role":"user","content":"hi"}]}`,
+		map[string]string{"instructions": `"S\n\nD"`}},
+	{"instructions and developer items to a system message", OpenAIResponses, OpenAIChat, "gpt-4.1",
+		`{"model":"m","instructions":"I","input":[{"role":"developer","content":"D"},{"role":"user","content":"hi"}]}`,
+		map[string]string{"messages.0": `{"role":"system","content":"I\n\nD"}`}},
+	{"image_url to input_image", OpenAIChat, OpenAIResponses, "gpt-4.1",
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"high"}}]}]}`,
+		map[string]string{"input.0.content.0": `{"type":"input_image","image_url":"https://x/a.png","detail":"high"}`}},
+	{"input_image to image_url", OpenAIResponses, OpenAIChat, "gpt-4.1",
+		`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBO","detail":"auto"}]}]}`,
+		map[string]string{"messages.0.content.0": `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO","detail":"auto"}}`}},
+	{"parallel tool calls and their results", OpenAIChat, OpenAIResponses, "gpt-4.1",
+		`{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\": 1}"}},{"id":"call_2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"one"},{"role":"tool","tool_call_id":"call_2","content":"two"}]}`,
+		map[string]string{
+			"input.1": `{"type":"function_call","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}`,
+			"input.2": `{"type":"function_call","call_id":"call_2","name":"f","arguments":"{}"}`,
+			"input.3": `{"type":"function_call_output","call_id":"call_1","output":"one"}`,
+			"input.4": `{"type":"function_call_output","call_id":"call_2","output":"two"}`}},
+	{"a tool result with an image", OpenAIResponses, OpenAIChat, "gpt-4.1",
+		`{"model":"m","input":[{"role":"user","content":"look"},{"type":"function_call","call_id":"call_9","name":"shot","arguments":"{}"},{"type":"function_call_output","call_id":"call_9","output":[{"type":"input_image","image_url":"https://x/s.png"}]}]}`,
+		map[string]string{
+			"messages.2": `{"role":"tool","content":"[1 image(s) of this result follow in the next user message]","tool_call_id":"call_9"}`,
+			"messages.3": `{"role":"user","content":[{"type":"text","text":"Images returned by tool call call_9:"},{"type":"image_url","image_url":{"url":"https://x/s.png"}}]}`}},
+	{"tools, strict and choice", OpenAIResponses, OpenAIChat, "gpt-4.1",
+		`{"model":"m",` + respUser + `,"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}],"tool_choice":{"type":"function","name":"f"},"parallel_tool_calls":false}`,
+		map[string]string{
+			"tools.0":             `{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}`,
+			"tool_choice":         `{"type":"function","function":{"name":"f"}}`,
+			"parallel_tool_calls": "false"}},
+	{"stream asks for usage", OpenAIResponses, OpenAIChat, "gpt-4.1",
+		`{"model":"m",` + respUser + `,"stream":true}`,
+		map[string]string{"stream": "true", "stream_options": `{"include_usage":true}`}},
+	{"json_object format", OpenAIChat, OpenAIResponses, "gpt-4.1",
+		`{"model":"m",` + chatUser + `,"response_format":{"type":"json_object"}}`,
+		map[string]string{"text": `{"format":{"type":"json_object"}}`}},
+	{"an end-user id", OpenAIChat, ChatGPTCodex, "gpt-5-codex",
+		`{"model":"m",` + chatUser + `,"user":"u-1"}`,
+		map[string]string{"prompt_cache_key": `"u-1"`, "user": "null", "stream": "true", "store": "false"}},
+}
+
 func TestChatResponsesCarry(t *testing.T) {
-	const chatUser = `"messages":[{"role":"user","content":"hi"}]`
-	const respUser = `"input":"hi"`
-	tests := []struct {
-		name     string
-		from, to Target
-		model    string
-		body     string
-		want     map[string]string
-	}{
-		{"max_completion_tokens to max_output_tokens", OpenAIChat, OpenAIResponses, "gpt-5",
-			`{"model":"m",` + chatUser + `,"max_completion_tokens":900}`,
-			map[string]string{"max_output_tokens": "900"}},
-		{"legacy max_tokens to max_output_tokens", OpenAIChat, OpenAIResponses, "gpt-4.1",
-			`{"model":"m",` + chatUser + `,"max_tokens":300}`,
-			map[string]string{"max_output_tokens": "300"}},
-		{"max_output_tokens to max_completion_tokens on a reasoning model", OpenAIResponses, OpenAIChat, "o4-mini",
-			`{"model":"m",` + respUser + `,"max_output_tokens":700}`,
-			map[string]string{"max_completion_tokens": "700", "max_tokens": "null"}},
-		{"max_output_tokens to max_tokens elsewhere", OpenAIResponses, OpenAIChat, "deepseek-chat",
-			`{"model":"m",` + respUser + `,"max_output_tokens":700}`,
-			map[string]string{"max_tokens": "700", "max_completion_tokens": "null"}},
-		{"reasoning_effort to reasoning.effort", OpenAIChat, OpenAIResponses, "gpt-5",
-			`{"model":"m",` + chatUser + `,"reasoning_effort":"minimal"}`,
-			map[string]string{"reasoning": `{"effort":"minimal"}`}},
-		{"reasoning.effort to reasoning_effort", OpenAIResponses, OpenAIChat, "gpt-5-mini",
-			`{"model":"m",` + respUser + `,"reasoning":{"effort":"high","summary":"auto"}}`,
-			map[string]string{"reasoning_effort": `"high"`}},
-		{"system and developer messages to instructions", OpenAIChat, OpenAIResponses, "gpt-5",
-			`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"developer","content":[{"type":"text","text":"D"}]},{"role":"user","content":"hi"}]}`,
-			map[string]string{"instructions": `"S\n\nD"`}},
-		{"instructions and developer items to a system message", OpenAIResponses, OpenAIChat, "gpt-4.1",
-			`{"model":"m","instructions":"I","input":[{"role":"developer","content":"D"},{"role":"user","content":"hi"}]}`,
-			map[string]string{"messages.0": `{"role":"system","content":"I\n\nD"}`}},
-		{"image_url to input_image", OpenAIChat, OpenAIResponses, "gpt-4.1",
-			`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"high"}}]}]}`,
-			map[string]string{"input.0.content.0": `{"type":"input_image","image_url":"https://x/a.png","detail":"high"}`}},
-		{"input_image to image_url", OpenAIResponses, OpenAIChat, "gpt-4.1",
-			`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBO","detail":"auto"}]}]}`,
-			map[string]string{"messages.0.content.0": `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO","detail":"auto"}}`}},
-		{"parallel tool calls and their results", OpenAIChat, OpenAIResponses, "gpt-4.1",
-			`{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\": 1}"}},{"id":"call_2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"one"},{"role":"tool","tool_call_id":"call_2","content":"two"}]}`,
-			map[string]string{
-				"input.1": `{"type":"function_call","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}`,
-				"input.2": `{"type":"function_call","call_id":"call_2","name":"f","arguments":"{}"}`,
-				"input.3": `{"type":"function_call_output","call_id":"call_1","output":"one"}`,
-				"input.4": `{"type":"function_call_output","call_id":"call_2","output":"two"}`}},
-		{"a tool result with an image", OpenAIResponses, OpenAIChat, "gpt-4.1",
-			`{"model":"m","input":[{"role":"user","content":"look"},{"type":"function_call","call_id":"call_9","name":"shot","arguments":"{}"},{"type":"function_call_output","call_id":"call_9","output":[{"type":"input_image","image_url":"https://x/s.png"}]}]}`,
-			map[string]string{
-				"messages.2": `{"role":"tool","content":"[1 image(s) of this result follow in the next user message]","tool_call_id":"call_9"}`,
-				"messages.3": `{"role":"user","content":[{"type":"text","text":"Images returned by tool call call_9:"},{"type":"image_url","image_url":{"url":"https://x/s.png"}}]}`}},
-		{"tools, strict and choice", OpenAIResponses, OpenAIChat, "gpt-4.1",
-			`{"model":"m",` + respUser + `,"tools":[{"type":"function","name":"f","parameters":{"type":"object"},"strict":true}],"tool_choice":{"type":"function","name":"f"},"parallel_tool_calls":false}`,
-			map[string]string{
-				"tools.0":             `{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}`,
-				"tool_choice":         `{"type":"function","function":{"name":"f"}}`,
-				"parallel_tool_calls": "false"}},
-		{"stream asks for usage", OpenAIResponses, OpenAIChat, "gpt-4.1",
-			`{"model":"m",` + respUser + `,"stream":true}`,
-			map[string]string{"stream": "true", "stream_options": `{"include_usage":true}`}},
-		{"json_object format", OpenAIChat, OpenAIResponses, "gpt-4.1",
-			`{"model":"m",` + chatUser + `,"response_format":{"type":"json_object"}}`,
-			map[string]string{"text": `{"format":{"type":"json_object"}}`}},
-		{"an end-user id", OpenAIChat, ChatGPTCodex, "gpt-5-codex",
-			`{"model":"m",` + chatUser + `,"user":"u-1"}`,
-			map[string]string{"prompt_cache_key": `"u-1"`, "user": "null", "stream": "true", "store": "false"}},
-	}
-	for _, tc := range tests {
+	for _, tc := range carryCases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Request(tc.from, tc.to, []byte(tc.body), tc.model)
 			if err != nil {

@@ -263,34 +263,11 @@ func validResponses(evs []sseEvent) error {
 			if openType != "message" {
 				return fmt.Errorf("%s in a %s item", ev.name, openType)
 			}
-			// A part is text or a refusal, and its deltas and done
-			// events say the same.
 			if ev.name == "response.content_part.added" {
 				partType = jstr(m, "part", "type")
 			}
-			refusal := partType == "refusal"
-			switch ev.name {
-			case "response.output_text.delta", "response.refusal.delta":
-				if refusal != (ev.name == "response.refusal.delta") {
-					return fmt.Errorf("%s in a %s part", ev.name, partType)
-				}
-				acc.WriteString(jstr(m, "delta"))
-			case "response.output_text.done":
-				if refusal || jstr(m, "text") != acc.String() {
-					return fmt.Errorf("output_text.done %q, deltas %q", jstr(m, "text"), acc.String())
-				}
-			case "response.refusal.done":
-				if !refusal || jstr(m, "refusal") != acc.String() {
-					return fmt.Errorf("refusal.done %q, deltas %q", jstr(m, "refusal"), acc.String())
-				}
-			case "response.content_part.done":
-				field := "text"
-				if refusal {
-					field = "refusal"
-				}
-				if jstr(m, "part", field) != acc.String() {
-					return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", field), acc.String())
-				}
+			if err := validPartEvent(ev.name, m, partType, &acc); err != nil {
+				return err
 			}
 		case "response.function_call_arguments.delta", "response.function_call_arguments.done":
 			if err := inItem(); err != nil {
@@ -402,6 +379,37 @@ func validChat(evs []sseEvent) error {
 	for idx, a := range args {
 		if !jsonObject(a.String()) {
 			return fmt.Errorf("tool call %d arguments %q are not a JSON object", idx, a.String())
+		}
+	}
+	return nil
+}
+
+// validPartEvent checks one event of a message's content part, of type
+// partType (output_text or refusal): its deltas and done events must be
+// of that type and add up to what the done events say.
+func validPartEvent(name string, m jmap, partType string, acc *bytes.Buffer) error {
+	refusal := partType == "refusal"
+	switch name {
+	case "response.output_text.delta", "response.refusal.delta":
+		if refusal != (name == "response.refusal.delta") {
+			return fmt.Errorf("%s in a %s part", name, partType)
+		}
+		acc.WriteString(jstr(m, "delta"))
+	case "response.output_text.done":
+		if refusal || jstr(m, "text") != acc.String() {
+			return fmt.Errorf("output_text.done %q, deltas %q", jstr(m, "text"), acc.String())
+		}
+	case "response.refusal.done":
+		if !refusal || jstr(m, "refusal") != acc.String() {
+			return fmt.Errorf("refusal.done %q, deltas %q", jstr(m, "refusal"), acc.String())
+		}
+	case "response.content_part.done":
+		field := "text"
+		if refusal {
+			field = "refusal"
+		}
+		if jstr(m, "part", field) != acc.String() {
+			return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", field), acc.String())
 		}
 	}
 	return nil
