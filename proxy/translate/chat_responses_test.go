@@ -279,3 +279,43 @@ func streamWith(from, to Target, src []byte, o AnswerOptions) []byte {
 	out.Write(tr.Close())
 	return out.Bytes()
 }
+
+// Errors cross between the OpenAI wires with their type, code and
+// message: error bodies, the Codex backend's own {"detail"}, and errors
+// inside a stream both ways.
+func TestChatResponsesErrors(t *testing.T) {
+	const rateLimited = `{"error":{"message":"Rate limit reached for gpt-5 in organization org-1 on tokens per min (TPM).","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`
+	for _, tc := range []struct {
+		name     string
+		from, to Target
+		status   int
+		body     string
+		want     string
+	}{
+		{"a rate limit", OpenAIResponses, OpenAIChat, 429, rateLimited,
+			`{"error":{"message":"Rate limit reached for gpt-5 in organization org-1 on tokens per min (TPM).","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`},
+		{"the Codex backend's refusal", ChatGPTCodex, OpenAIChat, 400, `{"detail":"Unsupported parameter: max_output_tokens"}`,
+			`{"error":{"message":"Unsupported parameter: max_output_tokens","type":"invalid_request_error","param":null,"code":null}}`},
+		{"a chat upstream's bad request", OpenAIChat, OpenAIResponses, 400,
+			`{"error":{"message":"This model's maximum context length is 65536 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			`{"error":{"message":"This model's maximum context length is 65536 tokens.","type":"invalid_request_error","param":null,"code":"context_length_exceeded"}}`},
+	} {
+		if got := ErrorBody(tc.from, tc.to, tc.status, []byte(tc.body)); string(got) != tc.want {
+			t.Errorf("%s: %s", tc.name, got)
+		}
+	}
+
+	failed := "event: response.created\ndata: " + respCreated + "\n\n" +
+		`event: response.failed` + "\n" + `data: {"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","status":"failed","error":{"code":"rate_limit_exceeded","message":"slow down"},"output":[]}}` + "\n\n"
+	out := streamWith(OpenAIResponses, OpenAIChat, []byte(failed), AnswerOptions{})
+	evs := validate(t, OpenAIChat, out)
+	if last := string(evs[len(evs)-1].data); !strings.Contains(last, `"message":"slow down"`) || !strings.Contains(last, `"code":"rate_limit_exceeded"`) {
+		t.Errorf("response.failed became %s", last)
+	}
+	chatErr := "data: " + chatRole + "\n\n" + `data: {"error":{"message":"overloaded","type":"server_error","param":null,"code":"server_is_overloaded"}}` + "\n\n"
+	out = streamWith(OpenAIChat, OpenAIResponses, []byte(chatErr), AnswerOptions{})
+	evs = validate(t, OpenAIResponses, out)
+	if last := evs[len(evs)-1]; last.name != "response.failed" || !strings.Contains(string(last.data), `"code":"server_is_overloaded"`) {
+		t.Errorf("the chat error chunk became %s %s", last.name, last.data)
+	}
+}
