@@ -3,8 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,25 +229,27 @@ func TestChatOnlyProviderServesResponses(t *testing.T) {
 const chatSDKPlain = `{"model":"deepseek-chat","messages":[{"role":"user","content":"hi"}]}`
 
 // /v1/models on a ChatGPT login lists what the Codex backend says the
-// login can serve.
+// login can serve; beside an API key, both lists.
 func TestModelsOfAChatGPTLogin(t *testing.T) {
 	e := chatGPTOnly(t)
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/models", nil)
-	req.Header.Set("Authorization", "Bearer "+testClientKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{`"id":"gpt-5-codex"`, `"id":"gpt-5.1-codex-max"`} {
-		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
-			t.Errorf("%d %s lacks %s", resp.StatusCode, b, want)
+	ids, _ := e.models()
+	for _, want := range []string{"gpt-5-codex", "gpt-5.1-codex-max"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("%v lacks %s", ids, want)
 		}
 	}
 	recs := e.up.Requests()
 	if len(recs) != 1 || recs[0].Path != "/backend-api/codex/models" || recs[0].Query != "client_version="+codexWireVersion {
 		t.Errorf("asked %+v", recs)
+	}
+
+	e = chatGPTOnly(t)
+	e.key("openai", "key-o")
+	ids, _ = e.models()
+	for _, want := range []string{"gpt-5.1-codex-max", "gpt-4.1"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("a mixed pool's list %v lacks %s", ids, want)
+		}
 	}
 }
 
