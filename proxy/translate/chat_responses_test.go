@@ -219,8 +219,15 @@ func TestCodexReady(t *testing.T) {
 		return buf.Bytes()
 	}
 	codex := compact("testdata/requests/codex.json")
-	if !CodexReady(codex) {
-		t.Error("Codex CLI's request is not ready")
+	for _, b := range [][]byte{
+		codex,
+		readFile(t, "testdata/requests/codex.json"), // indented
+		// A refused field's name inside the conversation is no field.
+		bytes.Replace(codex, []byte(`"input":[`), []byte(`"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"{\"max_output_tokens\":1}"}]},`), 1),
+	} {
+		if !CodexReady(b) {
+			t.Errorf("not ready: %.120s", b)
+		}
 	}
 	for _, b := range [][]byte{
 		compact("testdata/requests/sdk_responses.json"),
@@ -318,4 +325,36 @@ func TestChatResponsesErrors(t *testing.T) {
 	if last := evs[len(evs)-1]; last.name != "response.failed" || !strings.Contains(string(last.data), `"code":"server_is_overloaded"`) {
 		t.Errorf("the chat error chunk became %s %s", last.name, last.data)
 	}
+}
+
+// CodexReady never says ready of a body the backend's shape would change:
+// shaping a ready body gives it back byte for byte, with no note.
+func FuzzCodexReady(f *testing.F) {
+	for _, file := range []string{"codex.json", "codex_0171.json", "sdk_responses.json"} {
+		f.Add(readFileF(f, "testdata/requests/"+file))
+	}
+	f.Add([]byte(`{"model":"m","stream":true,"store":false,"instructions":"i","stream":false}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !CodexReady(b) || !json.Valid(b) {
+			return
+		}
+		var m struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(b, &m) != nil || m.Model == "" {
+			return // the model is set either way, so a body without one changes
+		}
+		out, notes, err := RequestWithNotes(OpenAIResponses, ChatGPTCodex, b, m.Model)
+		if err == nil && (!bytes.Equal(out, b) || len(notes) > 0) {
+			t.Fatalf("ready, yet shaped (%q):\n%s\n%s", notes, b, out)
+		}
+	})
+}
+
+func readFileF(f *testing.F, file string) []byte {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }
