@@ -45,3 +45,24 @@ func TestOpenAISDKChatOnChatGPTLogin(t *testing.T) {
 		})
 	}
 }
+
+// Codex CLI on a provider whose upstream serves only Chat Completions
+// (wire = "openai-chat"; the sim has no /v1/responses here, as DeepSeek
+// or Ollama have none): its Responses turn goes as Chat Completions and
+// its answer comes back as Responses events.
+func TestCodexOnAChatOnlyProvider(t *testing.T) {
+	o := simOptions()
+	o.ChatOnly = true
+	up := newUpstream(t, o)
+	s := serve(t, up, "\n[providers.deepseek]\nwire = \"openai-chat\"\nbase_url = \""+up.url+"\"\n",
+		apiKey{"deepseek", "ds", "sk-deepseek-subpool-realclients-test-000000"})
+	r := s.codex(t, 60*time.Second, "say hi", "-m", "deepseek-chat",
+		"-c", `model_providers.subpool.base_url="http://`+s.addr+`/deepseek/v1"`)
+	t.Logf("codex run: %s\nupstream:%s", r, up.describe())
+	if r.err != nil || !strings.Contains(r.stdout, answerWord) {
+		t.Fatalf("no answer: %s\nupstream:%s", r, up.describe())
+	}
+	if d := up.describe(); !strings.Contains(d, "/v1/chat/completions") || strings.Contains(d, "/v1/responses") {
+		t.Errorf("not served as Chat Completions:%s", d)
+	}
+}
