@@ -316,7 +316,7 @@ func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.P
 		// Custom keeps a built-in provider's own table when the name and
 		// wire match, and applies the configured limit scope either way.
 		prof := classify.Custom(name, p.Wire, p.LimitScope)
-		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof}
+		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof, ChatOnly: p.ChatOnly}
 	}
 	return proxy.New(proxy.Options{
 		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: history.Tee(s.hub, s.history), Providers: provs,

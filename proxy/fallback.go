@@ -41,10 +41,10 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 		return "not a provider of this proxy", nil
 	}
 	d := &detour{
-		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream,
+		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream, clientPath: rn.upath,
 		src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: p.o.Logf,
 	}
-	d.upath = d.targetPath(rn.upath)
+	d.upath = d.pathFor(d.apiWire(), rn.upath)
 	body, err := d.prepare(p.o.Pool.Status(to.Name))
 	if err != nil {
 		// The request holds something the target's wire cannot carry: the
@@ -61,7 +61,8 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 			From: rn.prov.Name, To: to.Name, Model: rn.model, Reason: reason})
 		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}
-	tr := rn.request.newRun(fw, d.request(rn.r), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
+	d.in = rn.r
+	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
 	tr.noWait = !t.MayWait
 	tr.decoded = rn.plain != nil // the detour sends the plain body, rewritten
 	d.run = tr
@@ -131,10 +132,13 @@ type detour struct {
 	client      translate.Target // what the client speaks
 	clientModel string           // what the client asked for; translated answers name it
 	stream      bool             // the client asked for a stream
-	upath       string           // the target's path
+	upath       string           // the target's path for its API keys
+	clientPath  string           // the client's own path
 	src         []byte           // the client's body
 	bodies      map[translate.Target]translated
 	logf        func(string, ...any)
+	own         bool          // the request's own provider, whose credentials need another wire (reshape.go)
+	in          *http.Request // the client's request
 
 	// run is the target's run and up the wire of its attempt under way.
 	// Both are only touched from that run's goroutine: detourAuth sets
@@ -149,20 +153,44 @@ type translated struct {
 	err  error
 }
 
-// targetPath is where the target is asked. The built-in openai provider
+// apiWire is the wire the target's API keys are asked in. An OpenAI
+// client on an OpenAI API goes as it came, unless the upstream serves
+// only Chat Completions (ChatOnly). Otherwise the built-in openai provider
 // gets the Responses API: api.openai.com serves it for every model, and
 // the ChatGPT backend serves nothing else. OpenAI-compatible providers get
 // Chat Completions, the one API they all serve.
-func (d *detour) targetPath(clientPath string) string {
-	clientAPI := "openai"
-	switch d.client {
-	case translate.Anthropic:
-		clientAPI = "anthropic"
-	case translate.Gemini, translate.GeminiCodeAssist:
-		clientAPI = "gemini"
-	}
+func (d *detour) apiWire() translate.Target {
+	openAIClient := d.client == translate.OpenAIChat || d.client == translate.OpenAIResponses
 	switch {
+	case d.to.Wire == "anthropic":
+		return translate.Anthropic
 	case d.to.Wire == "gemini":
+		return translate.Gemini // a login's envelope is send's (gemini.go)
+	case d.to.ChatOnly:
+		return translate.OpenAIChat
+	case openAIClient:
+		return d.client
+	case d.to.Name == "openai":
+		return translate.OpenAIResponses
+	}
+	return translate.OpenAIChat
+}
+
+// upWire is the wire of an attempt with auth. A ChatGPT login sends its
+// requests to the Codex backend (Auth.BaseURL, StripV1), which takes a
+// stricter Responses request than the API.
+func (d *detour) upWire(au auth.Auth) translate.Target {
+	if d.to.Wire == "openai" && (au.BaseURL != "" || au.StripV1) {
+		return translate.ChatGPTCodex
+	}
+	return d.apiWire()
+}
+
+// pathFor is where the target is asked in wire w; clientPath when the
+// client's own wire goes through.
+func (d *detour) pathFor(w translate.Target, clientPath string) string {
+	switch {
+	case w == translate.Gemini:
 		// The Gemini API's form, the model in the path; send puts it in
 		// Code Assist's for a login.
 		method := gmGenerate
@@ -170,31 +198,14 @@ func (d *detour) targetPath(clientPath string) string {
 			method = gmStream
 		}
 		return geminiBeta + "models/" + d.model + ":" + method
-	case d.to.Wire == clientAPI:
+	case sameWire(d.client, w):
 		return clientPath
-	case d.to.Wire == "anthropic":
+	case w == translate.Anthropic:
 		return "/v1/messages"
-	case d.to.Name == "openai":
-		return "/v1/responses"
+	case w == translate.OpenAIChat:
+		return "/v1/chat/completions"
 	}
-	return "/v1/chat/completions"
-}
-
-// upWire is the wire of an attempt with auth. A ChatGPT login sends its
-// requests to the Codex backend (Auth.BaseURL, StripV1), which takes a
-// stricter Responses request than the API.
-func (d *detour) upWire(au auth.Auth) translate.Target {
-	switch {
-	case d.to.Wire == "anthropic":
-		return translate.Anthropic
-	case d.to.Wire == "gemini":
-		return translate.Gemini // a login's envelope is send's (gemini.go)
-	case au.BaseURL != "" || au.StripV1:
-		return translate.ChatGPTCodex
-	case d.upath == "/v1/responses":
-		return translate.OpenAIResponses
-	}
-	return translate.OpenAIChat
+	return "/v1/responses" // the Codex backend's /responses, once StripV1 takes off /v1
 }
 
 // body is the request for wire w, translated once.
@@ -206,13 +217,17 @@ func (d *detour) body(w translate.Target) ([]byte, error) {
 	switch {
 	case d.client == translate.Gemini && w == translate.Gemini:
 		t.body = d.src // the model is in the path
-	case sameWire(d.client, w):
+	case sameWire(d.client, w) && (w != translate.ChatGPTCodex || translate.CodexReady(d.src)):
 		t.body, t.err = withModel(d.src, d.model)
 	default:
 		var notes []string
 		t.body, notes, t.err = translate.RequestWithOptions(d.client, w, d.src, d.model, translate.RequestOptions{Stream: d.stream})
 		if len(notes) > 0 {
-			d.logf("fallback to %s/%s: %s", d.to.Name, d.model, strings.Join(notes, "; "))
+			how := "fallback to"
+			if d.own {
+				how = "to " + string(w) + " on"
+			}
+			d.logf("%s %s/%s: %s", how, d.to.Name, d.model, strings.Join(notes, "; "))
 		}
 	}
 	d.bodies[w] = t
@@ -254,12 +269,13 @@ func (d *detour) prepare(creds []api.CredentialStatus) ([]byte, error) {
 	return nil, fmt.Errorf("cannot carry this request: %v", first)
 }
 
-// request is the client's request as the target should see it. On the same
-// wire it goes as it came. Across wires the client's headers belong to the
-// other API (anthropic-beta, Claude Code's ?beta=true), so only neutral
-// ones are kept.
-func (d *detour) request(r *http.Request) *http.Request {
-	if sameWire(d.client, d.upWire(auth.Auth{})) {
+// request is the client's request r as the target should see it in wire
+// w. On the same wire it goes as it came. Across wires the client's
+// headers belong to the other API (anthropic-beta, Claude Code's
+// ?beta=true, an SDK's Accept: application/json before a stream), so only
+// neutral ones are kept.
+func (d *detour) request(r *http.Request, w translate.Target) *http.Request {
+	if sameWire(d.client, w) {
 		return r
 	}
 	out := r.Clone(r.Context())
@@ -326,5 +342,6 @@ func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool
 		return auth.Auth{}, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
 	}
 	a.d.up, a.d.run.body = w, body
+	a.d.run.upath, a.d.run.r = a.d.pathFor(w, a.d.clientPath), a.d.request(a.d.in, w)
 	return au, nil
 }

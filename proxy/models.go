@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/internal/egress"
+	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -108,15 +109,57 @@ func (p *Proxy) providerModels(ctx context.Context, prov *Provider) []upstreamMo
 
 var errNoCredential = errors.New("no ready credential")
 
+// codexWireVersion is the Codex CLI release whose Responses requests
+// subpool's translations follow (internal/realclients pins it).
+const codexWireVersion = "0.171.0"
+
 // askModels asks prov's upstream for its model list with one of its
-// credentials. The lease is held for the ask only; it counts neither as a
-// success nor as a failure of the credential.
+// credentials, and in a pool that mixes API keys and logins with one of
+// each kind: an OpenAI key and a ChatGPT login list different models (the
+// API's, the Codex backend's), and the pool serves both. A lease is held
+// for its ask only; it counts neither as a success nor as a failure of
+// the credential.
 func (p *Proxy) askModels(prov *Provider) ([]upstreamModel, error) {
-	lease, err := p.o.Pool.Pick(pool.PickRequest{Provider: prov.Name})
-	if err != nil {
+	leases := p.modelLeases(prov)
+	if len(leases) == 0 {
 		return nil, errNoCredential
 	}
-	defer lease.Release()
+	var out []upstreamModel
+	var first error
+	for _, l := range leases {
+		ids, err := p.askModelsWith(prov, l)
+		l.Release()
+		out = append(out, ids...)
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if out == nil && first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// modelLeases is one lease per kind of credential prov has ready, the
+// pool's pick first.
+func (p *Proxy) modelLeases(prov *Provider) []*pool.Lease {
+	lease, err := p.o.Pool.Pick(pool.PickRequest{Provider: prov.Name})
+	if err != nil {
+		return nil
+	}
+	leases := []*pool.Lease{lease}
+	for _, c := range p.o.Pool.Status(prov.Name) {
+		if c.Kind != lease.Credential.Kind && c.State == api.StateReady {
+			if l, err := p.o.Pool.Acquire(c.ID, ""); err == nil {
+				return append(leases, l)
+			}
+		}
+	}
+	return leases
+}
+
+// askModelsWith asks prov's upstream with lease's credential.
+func (p *Proxy) askModelsWith(prov *Provider, lease *pool.Lease) ([]upstreamModel, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), modelsTimeout)
 	defer cancel()
 	au, err := p.o.Auth.Auth(ctx, lease.Credential, false)
@@ -128,7 +171,11 @@ func (p *Proxy) askModels(prov *Provider) ([]upstreamModel, error) {
 		base = au.BaseURL
 	}
 	if au.StripV1 {
-		path = "/models"
+		// The Codex backend lists the models a client of a version can
+		// run (codex-rs ModelsClient adds client_version); subpool speaks
+		// the Responses wire of the Codex release its real-client suite
+		// pins, and names no client (no originator, no user-agent).
+		path = "/models?client_version=" + codexWireVersion
 	}
 	req, err := http.NewRequestWithContext(egress.WithProxy(ctx, au.Proxy), http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {

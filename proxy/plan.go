@@ -95,7 +95,7 @@ func (s *serving) serve(t policy.Target) (why string, out *outcome) {
 		return err.Error(), nil
 	}
 	tr.noWait = !t.MayWait
-	res, ex := tr.loop()
+	res, ex := tr.loopOwn()
 	tr.noWait = false
 	if ex == nil {
 		if tr != s.ran {

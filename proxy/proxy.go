@@ -29,6 +29,9 @@ type Provider struct {
 	Wire    string // "anthropic" or "openai"
 	BaseURL string
 	Profile *classify.Profile
+	// ChatOnly: an OpenAI-wire upstream that serves only Chat Completions
+	// (wire = "openai-chat"); Responses clients are translated to it.
+	ChatOnly bool
 }
 
 // Options configures a Proxy. Zero values take the defaults noted.

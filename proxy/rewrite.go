@@ -236,10 +236,12 @@ func (tr *translator) open(status int, h http.Header) int {
 	switch {
 	case status < 200 || status > 299:
 		return modeHold
+	case !d.stream && isEventStream(h):
+		return modeHold // an upstream that only streams (the Codex backend), collected at finish
 	case sameWire(d.client, d.up):
 		return modePass
-	case isEventStream(h) && d.stream:
-		tr.st = translate.NewStreamTranslator(d.up, d.client, d.clientModel)
+	case isEventStream(h):
+		tr.st = translate.NewStreamTranslatorWithOptions(d.up, d.client, d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 		h.Del("Content-Length")
 		h.Set("Content-Type", "text/event-stream")
 		return modeStream
@@ -300,26 +302,29 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	var out []byte
 	var err error
 	switch {
-	case sameWire(d.client, up):
-		out = body
 	case status < 200 || status > 299:
-		out = translate.ErrorBody(up, d.client, status, body)
+		out = body
+		if !sameWire(d.client, up) {
+			out = translate.ErrorBody(up, d.client, status, body)
+		}
 	case isEventStream(h):
 		// The client asked for JSON from an upstream that only streams
 		// (the Codex backend).
-		out, err = translate.Collect(up, d.client, bytes.NewReader(body), d.clientModel)
+		out, err = translate.CollectWithOptions(up, d.client, bytes.NewReader(body), d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 		var se *translate.StreamError
 		if errors.As(err, &se) {
 			status, out, err = http.StatusBadGateway, se.Body, nil
 		}
+	case sameWire(d.client, up):
+		out = body
 	default:
-		out, err = translate.Response(up, d.client, body, d.clientModel)
+		out, err = translate.ResponseWithOptions(up, d.client, body, d.clientModel, translate.ClientAnswerOptions(d.client, d.src))
 	}
 	if err != nil {
 		status = http.StatusBadGateway
 		out = errorBody(tr.clientWire, status, fmt.Sprintf("the answer of %s/%s could not be translated: %v", d.to.Name, d.model, err))
 	}
-	if !sameWire(d.client, up) {
+	if !sameWire(d.client, up) || isEventStream(h) {
 		h.Del("Content-Length")
 	}
 	h.Set("Content-Type", "application/json")

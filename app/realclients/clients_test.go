@@ -97,6 +97,8 @@ func (s *served) opencode(t *testing.T, timeout time.Duration, model, prompt str
 type sdkAnswer struct {
 	OK         bool    `json:"ok"`
 	Text       string  `json:"text"`
+	Tool       string  `json:"tool"` // SDK_CHAT: the tool call made, and its arguments
+	Args       string  `json:"args"`
 	Credential string  `json:"credential"`
 	Attempts   string  `json:"attempts"`
 	Status     int     `json:"status"`
@@ -108,8 +110,8 @@ type sdkAnswer struct {
 
 // sdk runs testdata/SCRIPT with node: the official SDK, its defaults
 // (retries included), pointed at subpool by the environment variables a
-// person sets.
-func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, stream bool) (sdkAnswer, result) {
+// person sets; env adds the script's own variables, as name, value pairs.
+func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, stream bool, env ...string) (sdkAnswer, result) {
 	t.Helper()
 	node := nodeBin(t)
 	dir, err := installed.Dir()
@@ -125,6 +127,9 @@ func (s *served) sdk(t *testing.T, timeout time.Duration, script, model string, 
 	p.env["SDK_MODEL"] = model
 	if stream {
 		p.env["SDK_STREAM"] = "1"
+	}
+	for i := 0; i+1 < len(env); i += 2 {
+		p.env[env[i]] = env[i+1]
 	}
 	printed, _ := s.env("shell")
 	vars := exports(printed)

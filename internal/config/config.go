@@ -151,6 +151,11 @@ type Provider struct {
 	LimitScope    string // "credential" or "egress"
 	MaxInFlight   int
 	Builtin       bool
+	// ChatOnly: wire = "openai-chat", an OpenAI-compatible upstream that
+	// serves only Chat Completions (DeepSeek, Ollama, vLLM). Wire is then
+	// "openai", which is what every reader of it needs; the proxy
+	// translates a Responses client's requests to Chat Completions.
+	ChatOnly bool
 }
 
 // DefaultMaxBody bounds a request body unless max_body says otherwise.
@@ -493,8 +498,11 @@ func parseProvider(name string, pf providerFile, provs map[string]Provider, bad 
 		}
 		p.Wire = *pf.Wire
 	}
+	if p.Wire == "openai-chat" {
+		p.Wire, p.ChatOnly = "openai", true
+	}
 	if p.Wire != "anthropic" && p.Wire != "openai" && p.Wire != "gemini" {
-		return Provider{}, bad(key+".wire", "must be \"anthropic\", \"openai\" or \"gemini\" (which API shape the provider speaks)")
+		return Provider{}, bad(key+".wire", "must be \"anthropic\", \"openai\", \"openai-chat\" (an upstream that serves only Chat Completions) or \"gemini\" (which API shape the provider speaks)")
 	}
 	for _, u := range []struct {
 		k   string

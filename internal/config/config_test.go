@@ -63,6 +63,21 @@ capacity_max = "2h"
 	}
 }
 
+// wire = "openai-chat" is an OpenAI provider that serves only Chat
+// Completions; the built-in openai provider cannot be made one.
+func TestParseChatOnlyProvider(t *testing.T) {
+	c, err := Parse("c.toml", []byte("[providers.deepseek]\nwire = \"openai-chat\"\nbase_url = \"https://api.deepseek.com\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Providers["deepseek"]; d.Wire != "openai" || !d.ChatOnly || c.Providers["openai"].ChatOnly {
+		t.Errorf("deepseek = %+v", d)
+	}
+	if _, err := Parse("c.toml", []byte("[providers.openai]\nwire = \"openai-chat\"\n")); err == nil || !strings.Contains(err.Error(), "providers.openai.wire") {
+		t.Errorf("built-in openai made chat-only: %v", err)
+	}
+}
+
 // Every bad value is one line that names its key.
 func TestParseErrorsNameTheKey(t *testing.T) {
 	for _, tc := range []struct {

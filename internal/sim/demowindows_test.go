@@ -46,7 +46,7 @@ func TestWindowsFillOnCodexToo(t *testing.T) {
 	s, _ := startFake(t, Options{})
 	s.SetWindows(keyO, Windows{FiveHour: 0.3, SevenDay: 0.1, PerFiveHour: 0.05})
 	for _, want := range []string{"35", "40"} {
-		_, h, _ := post(t, s, "/backend-api/codex/responses", keyO, responseBody)
+		_, h, _ := post(t, s, "/backend-api/codex/responses", keyO, codexBody)
 		if h.Get("x-codex-primary-used-percent") != want || h.Get("x-codex-secondary-used-percent") != "10" ||
 			h.Get("x-codex-primary-window-minutes") != "300" {
 			t.Fatalf("want %s%%: %v", want, h)
@@ -55,7 +55,7 @@ func TestWindowsFillOnCodexToo(t *testing.T) {
 	// SetUtilization stops the growth.
 	s.SetUtilization(keyO, 0.5, 0.1)
 	for range 2 {
-		if _, h, _ := post(t, s, "/backend-api/codex/responses", keyO, responseBody); h.Get("x-codex-primary-used-percent") != "50" {
+		if _, h, _ := post(t, s, "/backend-api/codex/responses", keyO, codexBody); h.Get("x-codex-primary-used-percent") != "50" {
 			t.Fatalf("after SetUtilization: %v", h)
 		}
 	}

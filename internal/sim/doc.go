@@ -12,7 +12,10 @@
 //	POST /v1/messages                    Anthropic message or SSE
 //	POST /v1/messages/count_tokens       {"input_tokens":N}
 //	POST /v1/responses                   Responses object or SSE
-//	POST /backend-api/codex/responses    the same, as the ChatGPT backend
+//	POST /backend-api/codex/responses    the same, as the ChatGPT backend: stream only,
+//	                                     instructions required, no max_output_tokens
+//	                                     (400 {"detail"} otherwise; codex.go)
+//	GET  /backend-api/codex/models       the models a ChatGPT plan serves (?client_version=)
 //	POST /v1/chat/completions            chat.completion or chunk SSE + [DONE]
 //	GET  /v1/models                      OpenAI model list
 //	POST /v1/embeddings                  unit vectors, float or base64

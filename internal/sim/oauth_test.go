@@ -228,7 +228,7 @@ func TestOAuthAccessTokensExpireOnTheClock(t *testing.T) {
 		provider, path, body, want string
 	}{
 		{Anthropic, "/v1/messages", `{"model":"claude-sonnet-4-5","messages":[]}`, "OAuth token has expired"},
-		{OpenAI, "/backend-api/codex/responses", `{"model":"gpt-5","input":"hi"}`, "token_expired"},
+		{OpenAI, "/backend-api/codex/responses", `{"model":"gpt-5","instructions":"i","input":"hi","stream":true}`, "token_expired"},
 	} {
 		g := oa.Grant(tc.provider)
 		send := func() (int, string) {

@@ -55,7 +55,7 @@ func TestQuotaBare(t *testing.T) {
 				cred = keyA
 			}
 			s.SetQuota(cred, Quota{Requests: 1, Window: time.Hour})
-			body := map[string]string{"/v1/messages": messagesBody, "/v1/chat/completions": chatBody}[path]
+			body := map[string]string{"/v1/messages": messagesBody, "/v1/chat/completions": chatBody, "/backend-api/codex/responses": codexBody}[path]
 			if body == "" {
 				body = responseBody
 			}

@@ -19,11 +19,14 @@ const (
 	keyO = "sk-proj-test-o"
 
 	messagesBody = `{"model":"claude-opus-4-1","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
-	responseBody = `{"model":"gpt-5-codex","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`
+	responseBody = `{"model":"gpt-5-codex","instructions":"Be brief.","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`
 	chatBody     = `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`
 )
 
 func streaming(body string) string { return strings.Replace(body, "{", `{"stream":true,`, 1) }
+
+// codexBody is a request the ChatGPT backend takes: it only streams.
+var codexBody = streaming(responseBody)
 
 func TestMessagesJSON(t *testing.T) {
 	s := start(t, Options{})
@@ -109,7 +112,7 @@ func TestMessagesStream(t *testing.T) {
 }
 
 func TestResponsesJSON(t *testing.T) {
-	for _, path := range []string{"/v1/responses", "/backend-api/codex/responses"} {
+	for _, path := range []string{"/v1/responses"} {
 		t.Run(path, func(t *testing.T) {
 			s := start(t, Options{})
 			status, hdr, body := post(t, s, path, keyO, responseBody)

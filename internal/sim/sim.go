@@ -48,6 +48,10 @@ type Options struct {
 	// DiscardBodies keeps records lean for long benchmark runs: Record.Body
 	// and Record.Header stay nil.
 	DiscardBodies bool
+	// ChatOnly makes the server an OpenAI-compatible one that serves only
+	// Chat Completions (DeepSeek, Ollama, vLLM): POST /v1/responses is a
+	// 404, as theirs is.
+	ChatOnly bool
 }
 
 // Event describes one SSE event about to be written; see Options.BeforeEvent.
@@ -161,6 +165,7 @@ var routes = map[string]func(*exchange){
 	"POST /v1/messages/count_tokens":    (*exchange).countTokens,
 	"POST /v1/responses":                (*exchange).responses,
 	"POST /backend-api/codex/responses": (*exchange).responses,
+	"GET /backend-api/codex/models":     (*exchange).codexModels, // codex.go
 	"POST /v1/chat/completions":         (*exchange).chat,
 	"GET /v1/models":                    (*exchange).models,
 	"POST /v1/embeddings":               (*exchange).embeddings,
@@ -190,6 +195,9 @@ func providerOf(path string) string {
 // may sit in the path.
 func (x *exchange) route() (handler func(*exchange), pathModel string) {
 	key := x.r.Method + " " + x.r.URL.Path
+	if x.s.opts.ChatOnly && key == "POST /v1/responses" {
+		return nil, "" // an OpenAI-compatible server without the Responses API
+	}
 	if h := routes[key]; h != nil {
 		return h, ""
 	}
@@ -377,6 +385,10 @@ func (x *exchange) serve() {
 
 	if refusal := x.admit(); refusal != nil {
 		x.refuse(refusal)
+		return
+	}
+	if msg := x.codexRefusal(); msg != "" { // codex.go: after the token and the plan's limits
+		x.failWith(http.StatusBadRequest, codexDetail(msg))
 		return
 	}
 	x.record(http.StatusOK)

@@ -187,7 +187,7 @@ func TestStreamError(t *testing.T) {
 			s := start(t, Options{})
 			s.Script(tc.cred, tc.step)
 			// Not a streaming request: a StreamError answers SSE anyway.
-			body := map[string]string{"/v1/messages": messagesBody, "/v1/chat/completions": chatBody}[tc.path]
+			body := map[string]string{"/v1/messages": messagesBody, "/v1/chat/completions": chatBody, "/backend-api/codex/responses": codexBody}[tc.path]
 			if body == "" {
 				body = responseBody
 			}

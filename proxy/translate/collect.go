@@ -25,6 +25,13 @@ func (e *StreamError) Error() string { return "translate: upstream stream failed
 // Like every translated answer, it keeps text and tool calls, not
 // reasoning.
 func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error) {
+	return collect(&conv{from: Anthropic, to: to}, from, src, clientModel)
+}
+
+// collect is Collect writing its answer with ans, a conversion from the
+// Anthropic form to the client's wire.
+func collect(ans *conv, from Target, src io.Reader, clientModel string) ([]byte, error) {
+	to := ans.to
 	if !Supported(from, to) {
 		return nil, fmt.Errorf("translate: no translation from %q to %q", from, to)
 	}
@@ -54,11 +61,7 @@ func Collect(from, to Target, src io.Reader, clientModel string) ([]byte, error)
 	case col.err != nil:
 		return nil, col.err
 	}
-	body := marshal(col.msg)
-	if to == Anthropic {
-		return body, nil
-	}
-	return Response(Anthropic, to, body, clientModel)
+	return ans.answer(&col.msg, to, clientModel)
 }
 
 func errorJSON(to Target, e upstreamError) []byte {
@@ -93,6 +96,11 @@ func (c *collector) start(id string, u aUsage) {
 
 func (c *collector) openText() {
 	c.msg.Content = append(c.msg.Content, aBlock{Type: "text"})
+	c.args = append(c.args, nil)
+}
+
+func (c *collector) openRefusal() {
+	c.msg.Content = append(c.msg.Content, aBlock{Type: "text", refusal: true})
 	c.args = append(c.args, nil)
 }
 

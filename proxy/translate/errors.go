@@ -52,13 +52,18 @@ func parseError(from Target, status int, body []byte) upstreamError {
 			Type    string          `json:"type"`
 			Code    json.RawMessage `json:"code"`
 		} `json:"error"`
+		Detail string `json:"detail"` // the ChatGPT backend's own refusals: {"detail": "…"}
 	}
 	_ = json.Unmarshal(body, &o)
 	var code string
 	if isString(o.Error.Code) {
 		_ = json.Unmarshal(o.Error.Code, &code)
 	}
-	return openaiErr(status, o.Error.Type, code, o.Error.Message, body)
+	msg := o.Error.Message
+	if msg == "" {
+		msg = o.Detail
+	}
+	return openaiErr(status, o.Error.Type, code, msg, body)
 }
 
 // anthropicErr and openaiErr complete an error read from one wire with

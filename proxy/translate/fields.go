@@ -125,6 +125,22 @@ var pairRules = map[[2]Target]map[string]rule{
 		"frequency_penalty": {noted, "not every Gemini model takes a frequency penalty"},
 	},
 	{OpenAIResponses, Gemini}: {"reasoning": {read, ""}},
+	// The two OpenAI wires share their settings under other names; what
+	// one has and the other lacks is said in its own words.
+	{OpenAIChat, OpenAIResponses}: {
+		"reasoning_effort": {read, ""}, "verbosity": {read, ""}, "prompt_cache_key": {read, ""},
+		"seed":              {noted, "the Responses API has no sampling seed"},
+		"presence_penalty":  {noted, "the Responses API has no presence penalty"},
+		"frequency_penalty": {noted, "the Responses API has no frequency penalty"},
+		"logit_bias":        {noted, "the Responses API has no logit bias"},
+	},
+	{OpenAIResponses, OpenAIChat}: {
+		"reasoning":            {read, ""},
+		"truncation":           {noted, "Chat Completions never truncates the context; an over-long one is refused upstream"},
+		"max_tool_calls":       {noted, "Chat Completions has no cap on hosted tool calls, and none are offered"},
+		"previous_response_id": {refuse, "the earlier turns are stored at OpenAI and cannot be sent to a Chat Completions upstream"},
+		"conversation":         {refuse, "the conversation is stored at OpenAI and cannot be sent to a Chat Completions upstream"},
+	},
 	{Gemini, Anthropic}: {
 		"generationConfig.seed": {noted, "%s has no sampling seed"},
 		// Claude's thinking blocks carry signatures it requires back in

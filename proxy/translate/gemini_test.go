@@ -12,10 +12,8 @@ func TestSupportedPairs(t *testing.T) {
 	all := []Target{Anthropic, OpenAIChat, OpenAIResponses, ChatGPTCodex, Gemini, GeminiCodeAssist}
 	for _, from := range all {
 		for _, to := range all {
-			openAI := func(t Target) bool { return wire(t) == OpenAIChat || wire(t) == OpenAIResponses }
-			// Only Chat ⇄ Responses is not offered.
-			want := !(openAI(from) && openAI(to) && wire(from) != wire(to))
-			if got := Supported(from, to); got != want {
+			// Every pair is offered, Chat ⇄ Responses included.
+			if got := Supported(from, to); !got {
 				t.Errorf("Supported(%s, %s) = %v", from, to, got)
 			}
 		}

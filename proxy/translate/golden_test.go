@@ -83,8 +83,10 @@ func targetsOf(from Target) []Target {
 		return []Target{Anthropic, OpenAIChat, OpenAIResponses}
 	case GeminiCodeAssist:
 		return []Target{Anthropic, OpenAIChat}
+	case OpenAIChat:
+		return []Target{Anthropic, Gemini, OpenAIResponses}
 	}
-	return []Target{Anthropic, Gemini}
+	return []Target{Anthropic, Gemini, OpenAIChat}
 }
 
 // Request fixtures are real client shapes: Claude Code (cache_control,
@@ -137,6 +139,28 @@ var requestCases = []struct {
 	// A key's client on a login's credential, and back.
 	{"gemini_cli", Gemini, GeminiCodeAssist, "gemini-2.5-pro", true},
 	{"code_assist_cli", GeminiCodeAssist, Gemini, "gemini-2.5-pro", true},
+
+	// Chat ⇄ Responses. An editor on the OpenAI SDK (Cline's shape:
+	// system and developer messages, a web image with its detail,
+	// parallel calls, a refusal in history, a strict tool, a named
+	// choice) on the Responses API and on a ChatGPT login; structured
+	// output crosses.
+	{"editor_chat", OpenAIChat, OpenAIResponses, "gpt-5", false},
+	{"editor_chat", OpenAIChat, ChatGPTCodex, "gpt-5-codex", false},
+	{"sdk_chat_schema", OpenAIChat, OpenAIResponses, "gpt-4.1-mini", false},
+	// Codex CLI on a chat-only provider (no reasoning effort there);
+	// Codex 0.171's own request, recorded: its sub-agent tools in a
+	// namespace (flattened, a call in history too), hosted web search
+	// (dropped with a note), no instructions; and the same on Claude.
+	{"codex", OpenAIResponses, OpenAIChat, "deepseek-chat", false},
+	{"codex_0171", OpenAIResponses, OpenAIChat, "deepseek-chat", false},
+	{"codex_0171", OpenAIResponses, Anthropic, "claude-sonnet-4-5", false},
+	// A Responses request for a ChatGPT login: Codex CLI's passes as it
+	// is; the SDK's (stream false, an output cap, store true, no
+	// instructions) is put in the backend's shape.
+	{"codex", OpenAIResponses, ChatGPTCodex, "gpt-5-codex", false},
+	{"sdk_responses", OpenAIResponses, ChatGPTCodex, "gpt-5-codex", false},
+	{"sdk_responses", OpenAIResponses, OpenAIChat, "gpt-5", false},
 }
 
 func TestRequestGolden(t *testing.T) {

@@ -61,12 +61,15 @@ func rewriteID(prefix, id string) string {
 // prefix swapped, so a log line can be traced across the detour. Only
 // id characters survive: an upstream's id is not trusted to be one.
 
+// An id from either OpenAI wire loses its prefix too (resp_X ⇄
+// chatcmpl-X), as the stream encoders are handed the upstream's own id.
+
 func chatIDFromAnthropic(id string) string {
-	return "chatcmpl-" + idChars(strings.TrimPrefix(id, "msg_"))
+	return "chatcmpl-" + strings.TrimPrefix(anthropicIDFromOpenAI(id), "msg_")
 }
 
 func responseIDFromAnthropic(id string) string {
-	return "resp_" + idChars(strings.TrimPrefix(id, "msg_"))
+	return "resp_" + strings.TrimPrefix(anthropicIDFromOpenAI(id), "msg_")
 }
 
 func anthropicIDFromOpenAI(id string) string {

@@ -25,10 +25,17 @@ type request struct {
 	seed        *int // Chat and Gemini take one; Claude does not
 	stop        []string
 	stopField   string // where stop came from, for a refusal
+	maxField    string // where maxTokens came from, for a note
 	stream      bool
 	effort      string // OpenAI reasoning effort, "" for none
 	budget      int    // Anthropic thinking budget in tokens, 0 for none
 	user        string
+
+	// Carried between the two OpenAI wires only: the others have no
+	// such setting (verbosity, cache key) or refuse it (format).
+	verbosity string
+	cacheKey  string
+	format    json.RawMessage // structured output in the Responses text.format shape; nil for plain text
 }
 
 type turn struct {
@@ -53,10 +60,12 @@ type part struct {
 	res  toolResult
 }
 
-// image is either inline data or a URL.
+// image is either inline data or a URL. detail is OpenAI's resolution
+// hint ("low", "high", "auto"), "" when not given.
 type image struct {
 	mediaType, data string
 	url             string
+	detail          string
 }
 
 type toolCall struct {
@@ -74,6 +83,7 @@ type toolResult struct {
 type tool struct {
 	name, description string
 	schema            json.RawMessage
+	strict            *bool // OpenAI's strict schema adherence, nil when not said
 }
 
 type toolChoice struct {

@@ -17,7 +17,7 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 	}
 	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, topK: in.TopK, stop: in.StopSequences, stopField: "stop_sequences"}
 	if in.MaxTokens > 0 {
-		r.maxTokens = &in.MaxTokens
+		r.maxTokens, r.maxField = &in.MaxTokens, "max_tokens"
 	}
 	if in.Metadata != nil {
 		r.user = in.Metadata.UserID

@@ -25,14 +25,14 @@ type chatIn struct {
 	User                string          `json:"user"`
 	SafetyIdentifier    string          `json:"safety_identifier"`
 	N                   *int            `json:"n"`
-	ResponseFormat      *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-	Logprobs        bool     `json:"logprobs"`
-	TopLogprobs     int      `json:"top_logprobs"`
-	Modalities      []string `json:"modalities"`
-	ReasoningEffort string   `json:"reasoning_effort"` // carried to Gemini only (fields.go)
-	Seed            *int     `json:"seed"`             // likewise
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         int             `json:"top_logprobs"`
+	Modalities          []string        `json:"modalities"`
+	ReasoningEffort     string          `json:"reasoning_effort"` // carried to Gemini and Responses only (fields.go)
+	Seed                *int            `json:"seed"`             // to Gemini only
+	Verbosity           string          `json:"verbosity"`        // to Responses only
+	PromptCacheKey      string          `json:"prompt_cache_key"` // likewise
 }
 
 type chatMessage struct {
@@ -58,13 +58,17 @@ func (c *conv) readChat(body []byte) (*request, error) {
 	}
 
 	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, user: in.User, stopField: "stop",
-		effort: in.ReasoningEffort, seed: in.Seed}
+		effort: in.ReasoningEffort, seed: in.Seed, verbosity: in.Verbosity, cacheKey: in.PromptCacheKey}
+	var err error
+	if r.format, err = c.chatFormat(in.ResponseFormat); err != nil {
+		return nil, err
+	}
 	if r.user == "" {
 		r.user = in.SafetyIdentifier
 	}
-	r.maxTokens = in.MaxCompletionTokens
+	r.maxTokens, r.maxField = in.MaxCompletionTokens, "max_completion_tokens"
 	if r.maxTokens == nil {
-		r.maxTokens = in.MaxTokens
+		r.maxTokens, r.maxField = in.MaxTokens, "max_tokens"
 	}
 	if !isNull(in.Stop) {
 		if isString(in.Stop) {
@@ -86,9 +90,10 @@ func (c *conv) readChat(body []byte) (*request, error) {
 		if t.Type != "function" {
 			return nil, c.refuse(path("tools", i), "tool type %q", t.Type)
 		}
-		r.tools = append(r.tools, tool{name: t.Function.Name, description: t.Function.Description, schema: t.Function.Parameters})
+		r.tools = append(r.tools, tool{name: t.Function.Name, description: t.Function.Description, schema: t.Function.Parameters,
+			strict: t.Function.Strict})
 	}
-	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
+	err = c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n cNamedChoice
 		err := json.Unmarshal(raw, &n)
 		return n.Type, n.Function.Name, err
@@ -107,8 +112,6 @@ func (c *conv) chatUnsupported(in *chatIn) error {
 	switch {
 	case in.N != nil && *in.N > 1:
 		return c.refuse("n", "%d choices; a translated turn carries one", *in.N)
-	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
-		return c.refuse("response_format", "type %q (structured output) is not translated", in.ResponseFormat.Type)
 	case in.Logprobs || in.TopLogprobs > 0:
 		return c.refuse("logprobs", "log probabilities are not translated")
 	}
@@ -220,6 +223,7 @@ func (c *conv) chatContent(role string, raw json.RawMessage, field string) ([]pa
 			if !ok {
 				return nil, c.refuse(pf+".image_url.url", "neither a data: URL nor a web address")
 			}
+			im.detail = p.ImageURL.Detail
 			parts = append(parts, part{kind: imagePart, img: im})
 		default:
 			return nil, c.refuse(pf, "%s content part type %q has no equivalent", role, p.Type)
@@ -240,9 +244,14 @@ func (c *conv) writeChat(r *request, model string) ([]byte, error) {
 	if reasoningModel(model) {
 		out.ReasoningEffort = r.effort
 		out.MaxCompletionTokens = r.maxTokens
+		out.Verbosity = r.verbosity
 	} else {
 		out.MaxTokens = r.maxTokens // what OpenAI-compatible servers know
+		if r.verbosity != "" {
+			c.note("text.verbosity", "dropped: %s takes no verbosity", model)
+		}
 	}
+	out.ResponseFormat = chatResponseFormat(r.format)
 	if len(r.stop) > 4 {
 		return nil, c.refuse(r.stopField, "%d stop sequences; Chat Completions takes at most 4", len(r.stop))
 	}
@@ -262,7 +271,11 @@ func (c *conv) writeChat(r *request, model string) ([]byte, error) {
 	}
 
 	for _, t := range r.tools {
-		out.Tools = append(out.Tools, cTool{Type: "function", Function: cFunctionDef{Name: t.name, Description: t.description, Parameters: t.schema}})
+		def := cFunctionDef{Name: t.name, Description: t.description, Parameters: t.schema}
+		if t.strict != nil && *t.strict {
+			def.Strict = t.strict // false is Chat's default, and not every compatible server knows the field
+		}
+		out.Tools = append(out.Tools, cTool{Type: "function", Function: def})
 	}
 	if tc := r.toolChoice; tc != nil && len(r.tools) > 0 {
 		switch tc.mode {
@@ -350,14 +363,14 @@ func (c *conv) chatMessages(t turn) ([]cMessage, error) {
 		case textPart:
 			user = append(user, cPart{Type: "text", Text: p.text})
 		case imagePart:
-			user = append(user, cPart{Type: "image_url", ImageURL: &cImageURL{URL: p.img.urlString()}})
+			user = append(user, cPart{Type: "image_url", ImageURL: &cImageURL{URL: p.img.urlString(), Detail: p.img.detail}})
 		case resultPart:
 			id := openAIToolID(p.res.id)
 			var texts []string
 			var images []cPart
 			for _, rp := range p.res.parts {
 				if rp.kind == imagePart {
-					images = append(images, cPart{Type: "image_url", ImageURL: &cImageURL{URL: rp.img.urlString()}})
+					images = append(images, cPart{Type: "image_url", ImageURL: &cImageURL{URL: rp.img.urlString(), Detail: rp.img.detail}})
 				} else {
 					texts = append(texts, rp.text)
 				}

@@ -236,7 +236,7 @@ func (c *conv) geminiConfig(r *request, g *gGenerationConfig) error {
 	}
 	const f = "generationConfig."
 	r.temperature, r.topP, r.topK, r.seed = g.Temperature, g.TopP, g.TopK, g.Seed
-	r.maxTokens, r.stop = g.MaxOutputTokens, g.StopSequences
+	r.maxTokens, r.stop, r.maxField = g.MaxOutputTokens, g.StopSequences, "generationConfig.maxOutputTokens"
 	switch {
 	case g.CandidateCount != nil && *g.CandidateCount > 1:
 		return c.refuse(f+"candidateCount", "%d candidates; a translated turn carries one", *g.CandidateCount)

@@ -12,6 +12,7 @@ type responsesIn struct {
 	Tools        []struct {
 		rTool
 		Format json.RawMessage `json:"format"`
+		Tools  []rTool         `json:"tools"` // a namespace's
 	} `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
@@ -21,14 +22,10 @@ type responsesIn struct {
 	Stream            bool            `json:"stream"`
 	User              string          `json:"user"`
 	SafetyIdentifier  string          `json:"safety_identifier"`
-	Text              *struct {
-		Format *struct {
-			Type string `json:"type"`
-		} `json:"format"`
-		Verbosity string `json:"verbosity"`
-	} `json:"text"`
-	TopLogprobs int         `json:"top_logprobs"`
-	Reasoning   *rReasoning `json:"reasoning"` // carried to Gemini only (fields.go)
+	Text              *rText          `json:"text"`
+	TopLogprobs       int             `json:"top_logprobs"`
+	Reasoning         *rReasoning     `json:"reasoning"`        // carried to Gemini and Chat only (fields.go)
+	PromptCacheKey    string          `json:"prompt_cache_key"` // dropped by every writer but Responses'
 }
 
 // readResponses reads a Responses request into the neutral form.
@@ -42,19 +39,15 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: responses request body: %w", err)
 	}
-	if in.Text != nil {
-		if f := in.Text.Format; f != nil && f.Type != "text" {
-			return nil, c.refuse("text.format", "type %q (structured output) is not translated", f.Type)
-		}
-		if in.Text.Verbosity != "" {
-			c.note("text.verbosity", "dropped: %s has no verbosity setting", name(c.to))
-		}
-	}
 	if in.TopLogprobs > 0 {
 		return nil, c.refuse("top_logprobs", "log probabilities are not translated")
 	}
 
-	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, maxTokens: in.MaxOutputTokens, user: in.User}
+	r := &request{stream: in.Stream, temperature: in.Temperature, topP: in.TopP, maxTokens: in.MaxOutputTokens, user: in.User,
+		cacheKey: in.PromptCacheKey, maxField: "max_output_tokens"}
+	if err := c.responsesText(r, in.Text); err != nil {
+		return nil, err
+	}
 	if in.Reasoning != nil {
 		r.effort = in.Reasoning.Effort
 	}
@@ -82,13 +75,9 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 	}
 
 	for i, t := range in.Tools {
-		if t.Type != "function" {
-			// custom (free-form) tools, local_shell and the hosted tools
-			// (web_search, file_search, code_interpreter, mcp…) have no
-			// Messages equivalent that Claude could call the same way.
-			return nil, c.refuse(path("tools", i), "tool type %q has no equivalent", t.Type)
+		if err := c.responsesTool(r, path("tools", i), t.rTool, t.Tools); err != nil {
+			return nil, err
 		}
-		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters})
 	}
 	err := c.openAIToolChoice(r, in.ToolChoice, in.ParallelToolCalls, func(raw json.RawMessage) (string, string, error) {
 		var n rNamedChoice
@@ -102,6 +91,33 @@ func (c *conv) readResponses(body []byte) (*request, error) {
 		return nil, c.refuse("input", endsWithAssistant, name(c.to))
 	}
 	return r, nil
+}
+
+// responsesTool reads one tool, at field. A namespace's function tools
+// are offered by their flat names (nsName), which the answer's calls are
+// mapped back from (AnswerOptions). Hosted web search, which Codex CLI
+// offers on every turn, is dropped with a note: the request means the
+// same, the model answers without searching. custom (free-form) tools,
+// local_shell and the other hosted tools (file_search,
+// code_interpreter, mcp…) have no equivalent another model could call
+// the same way.
+func (c *conv) responsesTool(r *request, field string, t rTool, inner []rTool) error {
+	switch t.Type {
+	case "function":
+		r.tools = append(r.tools, tool{name: t.Name, description: t.Description, schema: t.Parameters, strict: t.Strict})
+	case "namespace":
+		for j, f := range inner {
+			if f.Type != "function" {
+				return c.refuse(path(field+".tools", j), "tool type %q has no equivalent", f.Type)
+			}
+			r.tools = append(r.tools, tool{name: nsName(t.Name, f.Name), description: f.Description, schema: f.Parameters, strict: f.Strict})
+		}
+	case "web_search", "web_search_preview":
+		c.note(field, "dropped: web search is a tool the Responses API runs itself; the model answers without it")
+	default:
+		return c.refuse(field, "tool type %q has no equivalent", t.Type)
+	}
+	return nil
 }
 
 func (c *conv) responsesItems(r *request, raw json.RawMessage, base string) error {
@@ -125,7 +141,7 @@ func (c *conv) responsesItems(r *request, raw json.RawMessage, base string) erro
 			if it.Arguments != nil {
 				args = *it.Arguments
 			}
-			r.addTurn("assistant", part{kind: callPart, call: toolCall{id: it.CallID, name: it.Name, args: args}})
+			r.addTurn("assistant", part{kind: callPart, call: toolCall{id: it.CallID, name: nsName(it.Namespace, it.Name), args: args}})
 		case "function_call_output":
 			res, err := c.responsesOutput(it, field)
 			if err != nil {
@@ -190,6 +206,7 @@ func (c *conv) responsesParts(role string, ps []rPart, field string) ([]part, er
 			if !ok {
 				return nil, c.refuse(pf+".image_url", "neither a data: URL nor a web address")
 			}
+			im.detail = p.Detail
 			parts = append(parts, part{kind: imagePart, img: im})
 		default:
 			return nil, c.refuse(pf, "%s content part type %q has no equivalent", role, p.Type)
@@ -230,7 +247,7 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 	// conversation in the user's OpenAI account; every turn carries the
 	// whole history anyway. (The Codex backend insists on it.)
 	no := false
-	out := rRequest{Model: model, Stream: r.stream, Store: &no, User: openAIUser(r.user),
+	out := rRequest{Model: model, Stream: r.stream, Store: &no, User: openAIUser(r.user), PromptCacheKey: r.cacheKey,
 		Instructions: strings.Join(r.system, "\n\n"), MaxOutputTokens: r.maxTokens, Input: []rItem{}}
 	reasoning := reasoningModel(model)
 	if codex {
@@ -241,6 +258,7 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 	if reasoning && r.effort != "" {
 		out.Reasoning = &rReasoning{Effort: r.effort}
 	}
+	out.Text = c.responsesTextOut(r, model, reasoning)
 
 	for _, t := range r.turns {
 		items, err := c.responsesInput(t)
@@ -257,7 +275,11 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 		}
 		// Responses makes function tools strict unless told otherwise,
 		// and strict mode refuses most hand-written schemas.
-		out.Tools = append(out.Tools, rTool{Type: "function", Name: t.name, Description: t.description, Parameters: schema, Strict: &no})
+		strict := t.strict
+		if strict == nil {
+			strict = &no
+		}
+		out.Tools = append(out.Tools, rTool{Type: "function", Name: t.name, Description: t.description, Parameters: schema, Strict: strict})
 	}
 	if tc := r.toolChoice; tc != nil && len(r.tools) > 0 {
 		switch tc.mode {
@@ -282,18 +304,21 @@ func (c *conv) writeResponses(r *request, model string, codex bool) ([]byte, err
 // what Codex CLI sends in its place).
 func (c *conv) codexShape(r *request, out *rRequest) {
 	if r.maxTokens != nil {
-		c.note("max_tokens", "dropped: the ChatGPT backend takes no output cap")
+		c.note(r.maxField, "dropped: the ChatGPT backend takes no output cap")
 		out.MaxOutputTokens = nil
 	}
 	if !r.stream {
-		c.note("stream", "forced on: the ChatGPT backend only streams; collect the answer with Collect")
+		c.note("stream", "%s", forcedStream)
 		out.Stream = true
 	}
 	if out.Instructions == "" {
 		c.note("system", "none given; the ChatGPT backend requires instructions, so a neutral one is sent")
-		out.Instructions = "You are a helpful assistant."
+		out.Instructions = neutralInstructions
 	}
-	out.PromptCacheKey, out.User = out.User, ""
+	if out.PromptCacheKey == "" {
+		out.PromptCacheKey = out.User
+	}
+	out.User = ""
 }
 
 // responsesInput writes one turn as input items, keeping the order of
@@ -331,7 +356,7 @@ func (c *conv) responsesInput(t turn) ([]rItem, error) {
 		case textPart:
 			user = append(user, rPart{Type: "input_text", Text: p.text})
 		case imagePart:
-			user = append(user, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: "auto"})
+			user = append(user, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: p.img.responsesDetail()})
 		case resultPart:
 			items = append(items, rItem{Type: "function_call_output", CallID: openAIToolID(p.res.id), Output: responsesToolOutput(p.res)})
 		case callPart:
@@ -354,7 +379,7 @@ func responsesToolOutput(res toolResult) json.RawMessage {
 	for _, p := range res.parts {
 		if p.kind == imagePart {
 			images = true
-			ps = append(ps, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: "auto"})
+			ps = append(ps, rPart{Type: "input_image", ImageURL: p.img.urlString(), Detail: p.img.responsesDetail()})
 		} else {
 			texts = append(texts, p.text)
 			ps = append(ps, rPart{Type: "input_text", Text: p.text})

@@ -57,7 +57,7 @@ func functionItem(callID, name, args, status string) rItem {
 }
 
 func messageItemID(msgID string, index int) string {
-	return fmt.Sprintf("msg_%s_%d", strings.TrimPrefix(msgID, "msg_"), index)
+	return fmt.Sprintf("msg_%s_%d", strings.TrimPrefix(anthropicIDFromOpenAI(msgID), "msg_"), index)
 }
 
 // ---- OpenAI → Anthropic ----
@@ -81,7 +81,7 @@ func (c *conv) toolUse(id, name, args string, truncated bool, msgID string, n in
 	return aBlock{Type: "tool_use", ID: anthropicToolID(id), Name: name, Input: input}, true, nil
 }
 
-func (c *conv) chatToAnthropicResponse(body []byte, clientModel string) ([]byte, error) {
+func (c *conv) chatToAnthropicResponse(body []byte, clientModel string) (*aResponse, error) {
 	var in struct {
 		ID      string `json:"id"`
 		Choices []struct {
@@ -113,7 +113,7 @@ func (c *conv) chatToAnthropicResponse(body []byte, clientModel string) ([]byte,
 		out.Content = append(out.Content, aBlock{Type: "text", Text: s})
 	}
 	if ch.Message.Refusal != "" {
-		out.Content = append(out.Content, aBlock{Type: "text", Text: ch.Message.Refusal})
+		out.Content = append(out.Content, aBlock{Type: "text", Text: ch.Message.Refusal, refusal: true})
 		stop = "refusal"
 	}
 	for i, tc := range ch.Message.ToolCalls {
@@ -126,10 +126,10 @@ func (c *conv) chatToAnthropicResponse(body []byte, clientModel string) ([]byte,
 		}
 	}
 	out.StopReason = &stop
-	return marshal(out), nil
+	return &out, nil
 }
 
-func (c *conv) responsesToAnthropicResponse(body []byte, clientModel string) ([]byte, error) {
+func (c *conv) responsesToAnthropicResponse(body []byte, clientModel string) (*aResponse, error) {
 	var in rResponse
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: response: %w", err)
@@ -158,7 +158,7 @@ func (c *conv) responsesToAnthropicResponse(body []byte, clientModel string) ([]
 						out.Content = append(out.Content, aBlock{Type: "text", Text: p.Text})
 					}
 				case "refusal":
-					out.Content = append(out.Content, aBlock{Type: "text", Text: p.Refusal})
+					out.Content = append(out.Content, aBlock{Type: "text", Text: p.Refusal, refusal: true})
 					refused = true
 				}
 			}
@@ -185,19 +185,25 @@ func (c *conv) responsesToAnthropicResponse(body []byte, clientModel string) ([]
 		stop = "refusal"
 	}
 	out.StopReason = &stop
-	return marshal(out), nil
+	return &out, nil
 }
 
 // ---- Anthropic → OpenAI ----
 
-// anthropicAnswer reads a Messages answer, keeping the blocks an OpenAI
-// client can be given.
+// anthropicAnswer reads a Messages answer.
 func anthropicAnswer(body []byte) (*aResponse, error) {
 	var in aResponse
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: message: %w", err)
 	}
-	kept := in.Content[:0]
+	return &in, nil
+}
+
+// openAIBlocks keeps the blocks of an answer an OpenAI client can be
+// given.
+func openAIBlocks(body *aResponse) (*aResponse, error) {
+	in := *body
+	kept := make([]aBlock, 0, len(in.Content))
 	for i, b := range in.Content {
 		switch b.Type {
 		case "text", "tool_use":
@@ -212,6 +218,22 @@ func anthropicAnswer(body []byte) (*aResponse, error) {
 	return &in, nil
 }
 
+// refused reports an answer that is a model's refusal, as OpenAI gives
+// it: a refusal block and stop_reason "refusal". OpenAI marks such an
+// answer finished normally; a stop "refusal" without one is a content
+// filter.
+func refused(in *aResponse) bool {
+	if stopOf(in) != "refusal" {
+		return false
+	}
+	for _, b := range in.Content {
+		if b.refusal {
+			return true
+		}
+	}
+	return false
+}
+
 func stopOf(r *aResponse) string {
 	if r.StopReason == nil {
 		return "end_turn"
@@ -219,15 +241,19 @@ func stopOf(r *aResponse) string {
 	return *r.StopReason
 }
 
-func (c *conv) anthropicToChatResponse(body []byte, clientModel string) ([]byte, error) {
-	in, err := anthropicAnswer(body)
+func (c *conv) anthropicToChatResponse(body *aResponse, clientModel string) ([]byte, error) {
+	in, err := openAIBlocks(body)
 	if err != nil {
 		return nil, err
 	}
 	msg := chatMessageOut{Role: "assistant"}
-	var texts []string
+	var texts, refusals []string
 	for _, b := range in.Content {
-		if b.Type == "text" {
+		switch {
+		case b.refusal:
+			refusals = append(refusals, b.Text)
+			continue
+		case b.Type == "text":
 			texts = append(texts, b.Text)
 			continue
 		}
@@ -239,30 +265,53 @@ func (c *conv) anthropicToChatResponse(body []byte, clientModel string) ([]byte,
 		msg.Content = marshal(strings.Join(texts, ""))
 	case len(msg.ToolCalls) > 0:
 		msg.Content = json.RawMessage("null")
+	case len(refusals) > 0:
+		msg.Content = json.RawMessage("null")
 	default:
 		msg.Content = json.RawMessage(`""`)
 	}
+	finish := chatFinishReason(stopOf(in))
+	if len(refusals) > 0 {
+		s := strings.Join(refusals, "")
+		msg.Refusal = &s
+	}
+	if refused(in) {
+		finish = "stop"
+	}
 	out := chatCompletionOut{ID: chatIDFromAnthropic(in.ID), Object: "chat.completion", Created: now().Unix(),
 		Model: clientModel, Usage: chatUsage(in.Usage),
-		Choices: []chatChoiceOut{{Message: msg, FinishReason: chatFinishReason(stopOf(in))}}}
+		Choices: []chatChoiceOut{{Message: msg, FinishReason: finish}}}
 	return marshal(out), nil
 }
 
-func (c *conv) anthropicToResponsesResponse(body []byte, clientModel string) ([]byte, error) {
-	in, err := anthropicAnswer(body)
+func (c *conv) anthropicToResponsesResponse(body *aResponse, clientModel string) ([]byte, error) {
+	in, err := openAIBlocks(body)
 	if err != nil {
 		return nil, err
 	}
 	output := []rItem{}
 	for _, b := range in.Content {
-		if b.Type == "text" {
+		switch {
+		case b.refusal:
+			output = append(output, refusalItem(messageItemID(in.ID, len(output)), "completed", b.Text))
+		case b.Type == "text":
 			output = append(output, messageItem(messageItemID(in.ID, len(output)), "completed", outText(b.Text)))
-			continue
+		default:
+			output = append(output, functionItemFor(c.names, openAIToolID(b.ID), b.Name, compactArgs(string(b.Input)), "completed"))
 		}
-		output = append(output, functionItem(openAIToolID(b.ID), b.Name, compactArgs(string(b.Input)), "completed"))
 	}
-	out := responseObject(in.ID, clientModel, stopOf(in), output, in.Usage)
+	stop := stopOf(in)
+	if refused(in) {
+		stop = "end_turn" // a refusal is a completed response, as OpenAI sends it
+	}
+	out := responseObject(in.ID, clientModel, stop, output, in.Usage)
 	return marshal(out), nil
+}
+
+// refusalItem is a message item holding a refusal part.
+func refusalItem(id, status, text string) rItem {
+	return rItem{ID: id, Type: "message", Status: status, Role: "assistant",
+		Content: marshal([]rPart{{Type: "refusal", Refusal: text}})}
 }
 
 // responseObject is a finished Responses object: completed, or

@@ -10,7 +10,7 @@ import (
 // dropped (an Anthropic thinking block needs a signature only Claude
 // makes); consecutive text parts are one block, as Gemini cuts its text
 // into parts at will.
-func (c *conv) geminiToAnthropicResponse(body []byte, clientModel string) ([]byte, error) {
+func (c *conv) geminiToAnthropicResponse(body []byte, clientModel string) (*aResponse, error) {
 	var in gResponse
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("translate: gemini answer: %w", err)
@@ -24,7 +24,7 @@ func (c *conv) geminiToAnthropicResponse(body []byte, clientModel string) ([]byt
 		// The prompt itself was blocked.
 		stop := "refusal"
 		out.StopReason = &stop
-		return marshal(out), nil
+		return &out, nil
 	}
 	cand := in.Candidates[0]
 	var txt strings.Builder
@@ -60,7 +60,7 @@ func (c *conv) geminiToAnthropicResponse(body []byte, clientModel string) ([]byt
 		return nil, fmt.Errorf("translate: gemini ended its answer with %s", cand.FinishReason)
 	}
 	out.StopReason = &stop
-	return marshal(out), nil
+	return &out, nil
 }
 
 func geminiToolUse(responseID string, n int, fc *gFunctionCall) (aBlock, error) {
@@ -78,11 +78,7 @@ func geminiToolUse(responseID string, n int, fc *gFunctionCall) (aBlock, error) 
 // anthropicToGeminiResponse writes an answer in the Anthropic form (from
 // any wire) as a GenerateContentResponse. Thinking becomes thought parts,
 // which a Gemini client shows and never sends back.
-func (c *conv) anthropicToGeminiResponse(body []byte, clientModel string) ([]byte, error) {
-	var in aResponse
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, fmt.Errorf("translate: message: %w", err)
-	}
+func (c *conv) anthropicToGeminiResponse(in *aResponse, clientModel string) ([]byte, error) {
 	parts := []gPart{}
 	for i, b := range in.Content {
 		switch b.Type {
@@ -106,7 +102,7 @@ func (c *conv) anthropicToGeminiResponse(body []byte, clientModel string) ([]byt
 		}
 	}
 	out := gResponse{
-		Candidates:    []gCandidate{{Content: &gContent{Role: "model", Parts: parts}, FinishReason: geminiFinishReason(stopOf(&in))}},
+		Candidates:    []gCandidate{{Content: &gContent{Role: "model", Parts: parts}, FinishReason: geminiFinishReason(stopOf(in))}},
 		UsageMetadata: geminiUsage(in.Usage), ModelVersion: clientModel, ResponseID: geminiResponseID(in.ID),
 	}
 	return marshal(out), nil

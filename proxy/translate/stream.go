@@ -15,14 +15,18 @@ import (
 // upstream event yields its client events at once.
 
 // encoder writes one client wire. The assembler calls it in a valid
-// order: start, then blocks (openText textDelta… closeBlock, or openTool
-// argsDelta… closeBlock), then finish; or fail at any point, even before
+// order: start, then blocks (openText or openRefusal, textDelta…
+// closeBlock, or openTool argsDelta… closeBlock), then finish; or fail at
+// any point, even before
 // start. thought may come between blocks or inside a text block: the
 // model's reasoning as text, which only a Gemini client is shown (the
 // others would need a signature or summary the upstream did not give).
 type encoder interface {
 	start(id string, u aUsage)
 	openText()
+	// openRefusal opens a text block that is an OpenAI model's refusal;
+	// the wires without refusals write it as text.
+	openRefusal()
 	textDelta(s string)
 	thought(s string)
 	openTool(id, name string)
@@ -59,6 +63,12 @@ type StreamTranslator struct {
 // GeminiCodeAssist, with the envelope put on or taken off); for a pair
 // Supported refuses, Feed fails.
 func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator {
+	return NewStreamTranslatorWithOptions(from, to, clientModel, AnswerOptions{})
+}
+
+// NewStreamTranslatorWithOptions is NewStreamTranslator for a client
+// whose request asked for more of its answer (ClientAnswerOptions).
+func NewStreamTranslatorWithOptions(from, to Target, clientModel string, o AnswerOptions) *StreamTranslator {
 	t := &StreamTranslator{from: wire(from), to: wire(to)}
 	if !Supported(from, to) {
 		return t
@@ -74,11 +84,11 @@ func NewStreamTranslator(from, to Target, clientModel string) *StreamTranslator 
 	case Anthropic:
 		enc = &anthropicEncoder{w: &t.out, model: clientModel}
 	case OpenAIChat:
-		enc = &chatEncoder{w: &t.out, model: clientModel}
+		enc = &chatEncoder{w: &t.out, model: clientModel, includeUsage: o.IncludeUsage}
 	case Gemini:
 		enc = &geminiEncoder{w: &t.out, model: clientModel, codeAssist: to == GeminiCodeAssist}
 	default:
-		enc = &responsesEncoder{w: &t.out, model: clientModel}
+		enc = &responsesEncoder{w: &t.out, model: clientModel, names: o.names}
 	}
 	t.dec = newDecoder(from)
 	t.a = newAssembler(enc)
@@ -262,7 +272,12 @@ func (a *assembler) thought(s string) {
 // text appends to the text block key, opening it on the first non-empty
 // delta: Anthropic refuses empty text blocks when a client sends the
 // turn back.
-func (a *assembler) text(key, s string) error {
+func (a *assembler) text(key, s string) error { return a.textOf(key, s, a.enc.openText) }
+
+// refusal is text that is the model's refusal.
+func (a *assembler) refusal(key, s string) error { return a.textOf(key, s, a.enc.openRefusal) }
+
+func (a *assembler) textOf(key, s string, open func()) error {
 	if s == "" {
 		return nil
 	}
@@ -273,7 +288,7 @@ func (a *assembler) text(key, s string) error {
 		}
 		a.closeBlock()
 		a.open = key
-		a.enc.openText()
+		open()
 	}
 	a.enc.textDelta(s)
 	return nil

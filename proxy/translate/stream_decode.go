@@ -133,6 +133,8 @@ type chatDecoder struct {
 	called  bool
 	segment int // text after a tool call is a new text block
 	calls   map[int]*chatCall
+
+	inRefusal bool // the last text was a refusal
 }
 
 // chatCall is a tool call being streamed. Its block opens once its name
@@ -177,15 +179,14 @@ func (d *chatDecoder) feed(a *assembler, _ string, data []byte) error {
 		return nil // the usage chunk
 	}
 	c := ch.Choices[0]
-	textKey := "text" + strconv.Itoa(d.segment)
-	if s := c.Delta.Content; s != nil {
-		if err := a.text(textKey, *s); err != nil {
+	if s := c.Delta.Content; s != nil && *s != "" {
+		if err := a.text(d.textKey(false), *s); err != nil {
 			return err
 		}
 	}
 	if s := c.Delta.Refusal; s != nil && *s != "" {
 		d.refused = true
-		if err := a.text(textKey, *s); err != nil {
+		if err := a.refusal(d.textKey(true), *s); err != nil {
 			return err
 		}
 	}
@@ -204,6 +205,19 @@ func (d *chatDecoder) feed(a *assembler, _ string, data []byte) error {
 		a.closeBlock()
 	}
 	return nil
+}
+
+// textKey is the block key of the text (or refusal) under way: a switch
+// between the two, or text after a tool call, starts a new block.
+func (d *chatDecoder) textKey(refusal bool) string {
+	if refusal != d.inRefusal {
+		d.inRefusal = refusal
+		d.segment++
+	}
+	if refusal {
+		return "refusal" + strconv.Itoa(d.segment)
+	}
+	return "text" + strconv.Itoa(d.segment)
 }
 
 func (d *chatDecoder) toolDelta(a *assembler, pos int, tc cToolCall) error {
@@ -318,10 +332,13 @@ func (d *responsesDecoder) feed(a *assembler, event string, data []byte) error {
 			return fmt.Errorf("output_item.added without item")
 		}
 		return d.itemAdded(a, ev.Item, oi, callKey)
-	case "response.output_text.delta", "response.refusal.delta":
-		d.refused = d.refused || ev.Type == "response.refusal.delta"
+	case "response.output_text.delta":
 		d.textKey[oi] = textKey
 		return a.text(textKey, ev.Delta)
+	case "response.refusal.delta":
+		d.refused = true
+		d.textKey[oi] = textKey
+		return a.refusal(textKey, ev.Delta)
 	case "response.content_part.done":
 		a.end(textKey)
 	case "response.function_call_arguments.delta":

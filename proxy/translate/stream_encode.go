@@ -30,6 +30,8 @@ func (e *anthropicEncoder) openText() {
 	e.event("content_block_start", kv{"index", e.index}, kv{"content_block", object(kv{"type", "text"}, kv{"text", ""})})
 }
 
+func (e *anthropicEncoder) openRefusal() { e.openText() }
+
 func (e *anthropicEncoder) textDelta(s string) {
 	e.event("content_block_delta", kv{"index", e.index}, kv{"delta", object(kv{"type", "text_delta"}, kv{"text", s})})
 }
@@ -73,11 +75,19 @@ type chatEncoder struct {
 	tools   int // tool calls opened so far; the open one is tools-1
 	inTool  bool
 	args    bool // the open tool call has had arguments
+
+	refusing bool // the open block is a refusal
+	refused  bool // a refusal was written
+
+	// includeUsage: the client asked for stream_options.include_usage,
+	// so the usage comes in a last chunk of its own.
+	includeUsage bool
 }
 
 type chatDelta struct {
 	Role      string      `json:"role,omitempty"`
 	Content   *string     `json:"content,omitempty"`
+	Refusal   *string     `json:"refusal,omitempty"`
 	ToolCalls []cToolCall `json:"tool_calls,omitempty"`
 }
 
@@ -98,7 +108,15 @@ func (e *chatEncoder) start(id string, _ aUsage) {
 
 func (e *chatEncoder) openText() {}
 
-func (e *chatEncoder) textDelta(s string) { e.chunk(chatDelta{Content: &s}, nil, nil) }
+func (e *chatEncoder) openRefusal() { e.refusing, e.refused = true, true }
+
+func (e *chatEncoder) textDelta(s string) {
+	if e.refusing {
+		e.chunk(chatDelta{Refusal: &s}, nil, nil)
+		return
+	}
+	e.chunk(chatDelta{Content: &s}, nil, nil)
+}
 
 func (e *chatEncoder) thought(string) {}
 
@@ -122,15 +140,27 @@ func (e *chatEncoder) closeBlock() {
 	if e.inTool && !e.args {
 		e.argsDelta("{}")
 	}
-	e.inTool = false
+	e.inTool, e.refusing = false, false
 }
 
 // finish puts the usage on the finishing chunk itself: the client may
 // not have asked for stream_options.include_usage, and a usage-only
 // chunk with no choices trips clients that did not; those that read
 // usage take it from whichever chunk carries it.
+//
+// A refusal ends with "stop", as OpenAI ends one.
 func (e *chatEncoder) finish(stop string, u aUsage) {
-	e.chunk(chatDelta{}, chatFinishReason(stop), chatUsage(u))
+	reason := chatFinishReason(stop)
+	if e.refused && stop == "refusal" {
+		reason = "stop"
+	}
+	if e.includeUsage {
+		e.chunk(chatDelta{}, reason, nil)
+		writeData(e.w, object(kv{"id", e.id}, kv{"object", "chat.completion.chunk"}, kv{"created", e.created},
+			kv{"model", e.model}, kv{"choices", []any{}}, kv{"usage", chatUsage(u)}))
+	} else {
+		e.chunk(chatDelta{}, reason, chatUsage(u))
+	}
 	writeData(e.w, []byte("[DONE]"))
 }
 
@@ -150,9 +180,13 @@ type responsesEncoder struct {
 	output []rItem // finished items, for response.completed
 
 	// the open item
-	item   rItem
-	text   strings.Builder
-	isText bool
+	item      rItem
+	text      strings.Builder
+	isText    bool
+	isRefusal bool // the open text is a refusal
+	refused   bool // a refusal was written
+
+	names map[string]nsTool // the client's namespaced tools (AnswerOptions)
 }
 
 func (e *responsesEncoder) event(name string, fields ...kv) {
@@ -173,17 +207,36 @@ func (e *responsesEncoder) start(id string, _ aUsage) {
 	e.event("response.in_progress", kv{"response", r})
 }
 
-func (e *responsesEncoder) openText() {
-	e.isText = true
+func (e *responsesEncoder) openText() { e.openMessage(false, outText("")) }
+
+func (e *responsesEncoder) openRefusal() { e.openMessage(true, rRefusalPart{Type: "refusal"}) }
+
+// rRefusalPart is a refusal part whose text is present even when empty,
+// as content_part.added carries it.
+type rRefusalPart struct {
+	Type    string `json:"type"`
+	Refusal string `json:"refusal"`
+}
+
+// openMessage opens a message item with one content part, text or a
+// refusal.
+func (e *responsesEncoder) openMessage(refusal bool, part any) {
+	e.isText, e.isRefusal = true, refusal
+	e.refused = e.refused || refusal
 	e.text.Reset()
 	e.item = messageItem(messageItemID(e.msgID, len(e.output)), "in_progress")
 	e.event("response.output_item.added", kv{"output_index", len(e.output)}, kv{"item", e.item})
 	e.event("response.content_part.added", kv{"item_id", e.item.ID}, kv{"output_index", len(e.output)},
-		kv{"content_index", 0}, kv{"part", outText("")})
+		kv{"content_index", 0}, kv{"part", part})
 }
 
 func (e *responsesEncoder) textDelta(s string) {
 	e.text.WriteString(s)
+	if e.isRefusal {
+		e.event("response.refusal.delta", kv{"item_id", e.item.ID}, kv{"output_index", len(e.output)},
+			kv{"content_index", 0}, kv{"delta", s})
+		return
+	}
 	e.event("response.output_text.delta", kv{"item_id", e.item.ID}, kv{"output_index", len(e.output)},
 		kv{"content_index", 0}, kv{"delta", s}, kv{"logprobs", []any{}})
 }
@@ -193,9 +246,9 @@ func (e *responsesEncoder) textDelta(s string) {
 func (e *responsesEncoder) thought(string) {}
 
 func (e *responsesEncoder) openTool(id, name string) {
-	e.isText = false
+	e.isText, e.isRefusal = false, false
 	e.text.Reset()
-	e.item = functionItem(openAIToolID(id), name, "", "in_progress")
+	e.item = functionItemFor(e.names, openAIToolID(id), name, "", "in_progress")
 	e.event("response.output_item.added", kv{"output_index", len(e.output)}, kv{"item", e.item})
 }
 
@@ -207,28 +260,41 @@ func (e *responsesEncoder) argsDelta(s string) {
 func (e *responsesEncoder) closeBlock() {
 	i := len(e.output)
 	var done rItem
-	if e.isText {
+	switch {
+	case e.isRefusal:
+		full := e.text.String()
+		e.event("response.refusal.done", kv{"item_id", e.item.ID}, kv{"output_index", i},
+			kv{"content_index", 0}, kv{"refusal", full})
+		e.event("response.content_part.done", kv{"item_id", e.item.ID}, kv{"output_index", i},
+			kv{"content_index", 0}, kv{"part", rRefusalPart{Type: "refusal", Refusal: full}})
+		done = refusalItem(e.item.ID, "completed", full)
+	case e.isText:
 		full := e.text.String()
 		e.event("response.output_text.done", kv{"item_id", e.item.ID}, kv{"output_index", i},
 			kv{"content_index", 0}, kv{"text", full}, kv{"logprobs", []any{}})
 		e.event("response.content_part.done", kv{"item_id", e.item.ID}, kv{"output_index", i},
 			kv{"content_index", 0}, kv{"part", outText(full)})
 		done = messageItem(e.item.ID, "completed", outText(full))
-	} else {
+	default:
 		args := e.text.String()
 		if args == "" {
 			args = "{}" // a tool called with no input streams no arguments
 		}
 		e.event("response.function_call_arguments.done", kv{"item_id", e.item.ID}, kv{"output_index", i}, kv{"arguments", args})
-		done = functionItem(e.item.CallID, e.item.Name, args, "completed")
+		done = e.item
+		done.Arguments, done.Status = &args, "completed"
 	}
 	e.event("response.output_item.done", kv{"output_index", i}, kv{"item", done})
 	e.output = append(e.output, done)
 }
 
 // finish ends with response.completed, or response.incomplete when the
-// answer was cut by the token limit, as OpenAI does.
+// answer was cut by the token limit or a content filter, as OpenAI does;
+// a model's refusal completes.
 func (e *responsesEncoder) finish(stop string, u aUsage) {
+	if e.refused && stop == "refusal" {
+		stop = "end_turn"
+	}
 	r := responseObject(e.msgID, e.model, stop, e.output, u)
 	if r.Status == "incomplete" {
 		e.event("response.incomplete", kv{"response", r})

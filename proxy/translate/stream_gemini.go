@@ -161,6 +161,8 @@ func (e *geminiEncoder) start(id string, _ aUsage) { e.id = geminiResponseID(id)
 
 func (e *geminiEncoder) openText() {}
 
+func (e *geminiEncoder) openRefusal() {}
+
 func (e *geminiEncoder) textDelta(s string) { e.chunk([]gPart{gText(s)}, "", nil) }
 
 func (e *geminiEncoder) thought(s string) { e.chunk([]gPart{{Text: &s, Thought: true}}, "", nil) }

@@ -282,9 +282,9 @@ func TestStreamPassThroughSameWire(t *testing.T) {
 }
 
 func TestStreamUnsupportedPair(t *testing.T) {
-	tr := NewStreamTranslator(OpenAIChat, OpenAIResponses, "m")
+	tr := NewStreamTranslator(OpenAIChat, "openai-assistants", "m")
 	if out, err := tr.Feed("", []byte(chatFirst)); err == nil || out != nil {
-		t.Errorf("chat to responses streamed: %q, %v", out, err)
+		t.Errorf("chat to an unknown wire streamed: %q, %v", out, err)
 	}
 }
 

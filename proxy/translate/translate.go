@@ -10,9 +10,9 @@
 // chunks, and tool calls keep their ids so the next turn's tool results
 // still match (on either provider).
 //
-// The pairs are Anthropic ⇄ Chat Completions, Anthropic ⇄ Responses, and
-// Gemini ⇄ each of the other three; a pair with equal ends passes bodies
-// through (a request gets its new model). Chat ⇄ Responses is not offered.
+// Every pair of the four wires is translated both ways; a pair with
+// equal ends passes bodies through (a request gets its new model; a
+// Responses request bound for ChatGPTCodex is put in the backend's shape).
 // Two targets are variants of a wire: ChatGPTCodex is the Responses wire
 // as ChatGPT subscriptions serve it, which takes a stricter request;
 // GeminiCodeAssist is the Gemini wire inside the Code Assist envelope that
@@ -229,6 +229,8 @@ func (c *conv) write(r *request, model string) ([]byte, error) {
 // model; its URL does).
 func (c *conv) sameWire(body []byte, model string) ([]byte, error) {
 	switch {
+	case wire(c.from) == OpenAIResponses && c.to == ChatGPTCodex && c.from != ChatGPTCodex:
+		return c.codexSameWire(body, model)
 	case wire(c.from) != Gemini:
 		return setModel(body, model)
 	case c.from == Gemini && c.to == Gemini:
@@ -250,7 +252,11 @@ func (c *conv) sameWire(body []byte, model string) ([]byte, error) {
 // from into wire to. clientModel is the model the client asked for; the
 // answer names it, so the client sees the model it chose.
 func Response(from, to Target, body []byte, clientModel string) ([]byte, error) {
-	c := &conv{from: from, to: to}
+	return response(&conv{from: from, to: to}, body, clientModel)
+}
+
+func response(c *conv, body []byte, clientModel string) ([]byte, error) {
+	from, to := c.from, c.to
 	switch {
 	case !Supported(from, to):
 		return nil, fmt.Errorf("translate: no translation from %q to %q", from, to)
@@ -261,18 +267,20 @@ func Response(from, to Target, body []byte, clientModel string) ([]byte, error) 
 		if err != nil {
 			return nil, err
 		}
-		return Response(Gemini, to, inner, clientModel)
+		return response(&conv{from: Gemini, to: to, names: c.names}, inner, clientModel)
 	case to == GeminiCodeAssist:
-		out, err := Response(from, Gemini, body, clientModel)
+		out, err := response(&conv{from: from, to: Gemini, names: c.names}, body, clientModel)
 		if err != nil {
 			return nil, err
 		}
 		return WrapCodeAssistResponse(out)
 	}
-	from, to = wire(from), wire(to)
-	msg := body // the answer in the Anthropic form, through which every pair goes
+	// The answer in the Anthropic form, through which every pair goes.
+	var msg *aResponse
 	var err error
-	switch from {
+	switch wire(from) {
+	case Anthropic:
+		msg, err = anthropicAnswer(body)
 	case OpenAIChat:
 		msg, err = c.chatToAnthropicResponse(body, clientModel)
 	case OpenAIResponses:
@@ -280,22 +288,32 @@ func Response(from, to Target, body []byte, clientModel string) ([]byte, error) 
 	case Gemini:
 		msg, err = c.geminiToAnthropicResponse(body, clientModel)
 	}
-	if err != nil || to == Anthropic {
-		return msg, err
+	if err != nil {
+		return nil, err
 	}
-	switch to {
+	return c.answer(msg, to, clientModel)
+}
+
+// answer writes an answer in the Anthropic form as one of wire to.
+func (c *conv) answer(msg *aResponse, to Target, clientModel string) ([]byte, error) {
+	switch wire(to) {
+	case Anthropic:
+		return marshal(msg), nil
 	case OpenAIChat:
 		return c.anthropicToChatResponse(msg, clientModel)
 	case OpenAIResponses:
 		return c.anthropicToResponsesResponse(msg, clientModel)
 	}
-	return c.anthropicToGeminiResponse(msg, clientModel)
+	out, err := c.anthropicToGeminiResponse(msg, clientModel)
+	if err != nil || to != GeminiCodeAssist {
+		return out, err
+	}
+	return WrapCodeAssistResponse(out)
 }
 
-// Supported reports whether the pair can be translated: Anthropic to
-// and from either OpenAI wire, Gemini to and from each of the other
-// three, and any wire to itself. ChatGPTCodex counts as the Responses
-// wire and GeminiCodeAssist as the Gemini wire.
+// Supported reports whether the pair can be translated: any two of the
+// targets, either way. ChatGPTCodex counts as the Responses wire and
+// GeminiCodeAssist as the Gemini wire.
 func Supported(from, to Target) bool {
 	known := func(t Target) bool {
 		switch t {
@@ -304,11 +322,7 @@ func Supported(from, to Target) bool {
 		}
 		return false
 	}
-	if !known(from) || !known(to) {
-		return false
-	}
-	from, to = wire(from), wire(to)
-	return from == to || from == Anthropic || to == Anthropic || from == Gemini || to == Gemini
+	return known(from) && known(to)
 }
 
 // now stamps the "created" times OpenAI answers carry and Anthropic ones
@@ -319,6 +333,7 @@ var now = time.Now
 type conv struct {
 	from, to Target
 	notes    []string
+	names    map[string]nsTool // a Responses client's namespaced tools (AnswerOptions)
 }
 
 func (c *conv) note(field, format string, args ...any) {

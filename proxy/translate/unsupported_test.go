@@ -77,7 +77,9 @@ func TestUnsupportedIsRefused(t *testing.T) {
 		{"item reference", OpenAIResponses, Anthropic,
 			`{"model":"g","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
 		{"hosted tool", OpenAIResponses, Anthropic,
-			`{"model":"g","input":"q","tools":[{"type":"web_search"}]}`, "tools[0]"},
+			`{"model":"g","input":"q","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, "tools[0]"},
+		{"a namespace's hosted tool", OpenAIResponses, OpenAIChat,
+			`{"model":"g","input":"q","tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"},{"type":"custom","name":"g"}]}]}`, "tools[0].tools[1]"},
 		// Codex's freeform apply_patch and local_shell tools.
 		{"freeform tool", OpenAIResponses, Anthropic,
 			`{"model":"g","input":"q","tools":[{"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}}]}`, "tools[0]"},
@@ -130,6 +132,19 @@ func TestUnsupportedIsRefused(t *testing.T) {
 			`{"model":"c","max_tokens":5,` + msgs + `,"stop_sequences":["a","b","c","d","e","f"]}`, "stop_sequences"},
 		{"structured output to gemini", OpenAIChat, Gemini,
 			`{"model":"g",` + msgs + `,"response_format":{"type":"json_object"}}`, "response_format"},
+
+		// Between the two OpenAI wires.
+		{"stop sequences to responses from chat", OpenAIChat, OpenAIResponses,
+			`{"model":"m",` + msgs + `,"stop":["END"]}`, "stop"},
+		{"stored turns to chat", OpenAIResponses, OpenAIChat,
+			`{"model":"m","input":"q","previous_response_id":"resp_1"}`, "previous_response_id"},
+		{"Codex's free-form tool to chat", OpenAIResponses, OpenAIChat,
+			`{"model":"m","input":"q","tools":[{"type":"custom","name":"apply_patch"}]}`, "tools[0]"},
+		{"audio in to responses", OpenAIChat, OpenAIResponses,
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]}]}`,
+			"messages[0].content[0]"},
+		{"a stored conversation on a ChatGPT login", OpenAIResponses, ChatGPTCodex,
+			`{"model":"m","input":"q","conversation":"conv_1"}`, "conversation"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,8 +209,8 @@ func TestDropsAndMalformed(t *testing.T) {
 		}
 	}
 
-	if _, err := Request(OpenAIChat, OpenAIResponses, []byte(`{}`), "m"); err == nil || Supported(OpenAIChat, OpenAIResponses) {
-		t.Error("chat to responses is not offered and must say so")
+	if _, err := Request(OpenAIChat, "openai-assistants", []byte(`{}`), "m"); err == nil {
+		t.Error("an unknown target is not offered and must say so")
 	}
 }
 

@@ -213,7 +213,7 @@ func validAnthropic(evs []sseEvent) error {
 
 func validResponses(evs []sseEvent) error {
 	done := 0 // finished output items
-	var openID, openType string
+	var openID, openType, partType string
 	var acc bytes.Buffer
 	for i, ev := range evs {
 		m, err := decodeData(ev)
@@ -255,24 +255,19 @@ func validResponses(evs []sseEvent) error {
 			default:
 				return fmt.Errorf("item type %q", openType)
 			}
-		case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done":
+		case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+			"response.refusal.delta", "response.refusal.done":
 			if err := inItem(); err != nil {
 				return err
 			}
 			if openType != "message" {
 				return fmt.Errorf("%s in a %s item", ev.name, openType)
 			}
-			switch ev.name {
-			case "response.output_text.delta":
-				acc.WriteString(jstr(m, "delta"))
-			case "response.output_text.done":
-				if jstr(m, "text") != acc.String() {
-					return fmt.Errorf("output_text.done %q, deltas %q", jstr(m, "text"), acc.String())
-				}
-			case "response.content_part.done":
-				if jstr(m, "part", "text") != acc.String() {
-					return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", "text"), acc.String())
-				}
+			if ev.name == "response.content_part.added" {
+				partType = jstr(m, "part", "type")
+			}
+			if err := validPartEvent(ev.name, m, partType, &acc); err != nil {
+				return err
 			}
 		case "response.function_call_arguments.delta", "response.function_call_arguments.done":
 			if err := inItem(); err != nil {
@@ -351,6 +346,9 @@ func validChat(evs []sseEvent) error {
 		}
 		id, _ = m["id"].(string)
 		choices, _ := m["choices"].([]any)
+		if len(choices) == 0 && finishes == 1 && m["usage"] != nil {
+			continue // the usage chunk of stream_options.include_usage, after the finish
+		}
 		if len(choices) != 1 {
 			return fmt.Errorf("chunk %d has %d choices", i, len(choices))
 		}
@@ -381,6 +379,37 @@ func validChat(evs []sseEvent) error {
 	for idx, a := range args {
 		if !jsonObject(a.String()) {
 			return fmt.Errorf("tool call %d arguments %q are not a JSON object", idx, a.String())
+		}
+	}
+	return nil
+}
+
+// validPartEvent checks one event of a message's content part, of type
+// partType (output_text or refusal): its deltas and done events must be
+// of that type and add up to what the done events say.
+func validPartEvent(name string, m jmap, partType string, acc *bytes.Buffer) error {
+	refusal := partType == "refusal"
+	switch name {
+	case "response.output_text.delta", "response.refusal.delta":
+		if refusal != (name == "response.refusal.delta") {
+			return fmt.Errorf("%s in a %s part", name, partType)
+		}
+		acc.WriteString(jstr(m, "delta"))
+	case "response.output_text.done":
+		if refusal || jstr(m, "text") != acc.String() {
+			return fmt.Errorf("output_text.done %q, deltas %q", jstr(m, "text"), acc.String())
+		}
+	case "response.refusal.done":
+		if !refusal || jstr(m, "refusal") != acc.String() {
+			return fmt.Errorf("refusal.done %q, deltas %q", jstr(m, "refusal"), acc.String())
+		}
+	case "response.content_part.done":
+		field := "text"
+		if refusal {
+			field = "refusal"
+		}
+		if jstr(m, "part", field) != acc.String() {
+			return fmt.Errorf("content_part.done %q, deltas %q", jstr(m, "part", field), acc.String())
 		}
 	}
 	return nil

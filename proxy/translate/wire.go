@@ -45,6 +45,12 @@ type aBlock struct {
 	Content   json.RawMessage `json:"content,omitempty"`     // tool_result: string or []aBlock
 	IsError   bool            `json:"is_error,omitempty"`    // tool_result
 	Thinking  string          `json:"thinking,omitempty"`    // thinking, read for Gemini clients only
+
+	// refusal marks a text block that is an OpenAI model's refusal
+	// (Chat's message.refusal, a Responses refusal part). Anthropic has
+	// only the text and stop_reason "refusal"; the mark lets the refusal
+	// cross between the two OpenAI wires as one (never marshalled).
+	refusal bool
 }
 
 type aSource struct {
@@ -86,6 +92,11 @@ type aUsage struct {
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty"`
 	OutputTokens             int `json:"output_tokens"`
+
+	// reasoning is how many of the output tokens an OpenAI model spent
+	// reasoning: Anthropic has no such count, so it crosses only between
+	// the two OpenAI wires (never marshalled).
+	reasoning int
 }
 
 // total is what OpenAI calls input tokens: Anthropic counts cached and
@@ -127,6 +138,8 @@ type cRequest struct {
 	TopP                *float64        `json:"top_p,omitempty"`
 	Stop                json.RawMessage `json:"stop,omitempty"` // string or []string
 	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Verbosity           string          `json:"verbosity,omitempty"`
+	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 	Seed                *int            `json:"seed,omitempty"`
 	User                string          `json:"user,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
@@ -177,6 +190,7 @@ type cFunctionDef struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 type cNamedChoice struct {
@@ -193,6 +207,18 @@ type cUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *cCompletionDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type cCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+func (u *cUsage) reasoning() int {
+	if u == nil || u.CompletionTokensDetails == nil {
+		return 0
+	}
+	return u.CompletionTokensDetails.ReasoningTokens
 }
 
 func (u *cUsage) cached() int {
@@ -215,6 +241,7 @@ type rRequest struct {
 	Temperature       *float64    `json:"temperature,omitempty"`
 	TopP              *float64    `json:"top_p,omitempty"`
 	Reasoning         *rReasoning `json:"reasoning,omitempty"`
+	Text              *rText      `json:"text,omitempty"`
 	User              string      `json:"user,omitempty"`
 	PromptCacheKey    string      `json:"prompt_cache_key,omitempty"`
 	Store             *bool       `json:"store,omitempty"`
@@ -223,6 +250,11 @@ type rRequest struct {
 
 type rReasoning struct {
 	Effort string `json:"effort,omitempty"`
+}
+
+type rText struct {
+	Format    json.RawMessage `json:"format,omitempty"`
+	Verbosity string          `json:"verbosity,omitempty"`
 }
 
 // rItem is every input/output item type in one struct.
@@ -234,6 +266,7 @@ type rItem struct {
 	Content   json.RawMessage `json:"content,omitempty"` // string or []rPart
 	CallID    string          `json:"call_id,omitempty"`
 	Name      string          `json:"name,omitempty"`
+	Namespace string          `json:"namespace,omitempty"` // a call of a tool in a "namespace" tool (Codex CLI)
 	Arguments *string         `json:"arguments,omitempty"`
 	Output    json.RawMessage `json:"output,omitempty"` // string or []rPart
 }
@@ -297,7 +330,8 @@ func anthropicUsageFromChat(u *cUsage) aUsage {
 		return aUsage{}
 	}
 	cached := u.cached()
-	return aUsage{InputTokens: u.PromptTokens - cached, CacheReadInputTokens: cached, OutputTokens: u.CompletionTokens}
+	return aUsage{InputTokens: u.PromptTokens - cached, CacheReadInputTokens: cached, OutputTokens: u.CompletionTokens,
+		reasoning: u.reasoning()}
 }
 
 func anthropicUsageFromResponses(u *rUsage) aUsage {
@@ -305,7 +339,8 @@ func anthropicUsageFromResponses(u *rUsage) aUsage {
 		return aUsage{}
 	}
 	cached := u.InputTokensDetails.CachedTokens
-	return aUsage{InputTokens: u.InputTokens - cached, CacheReadInputTokens: cached, OutputTokens: u.OutputTokens}
+	return aUsage{InputTokens: u.InputTokens - cached, CacheReadInputTokens: cached, OutputTokens: u.OutputTokens,
+		reasoning: u.OutputTokensDetails.ReasoningTokens}
 }
 
 func chatUsage(u aUsage) *cUsage {
@@ -314,6 +349,9 @@ func chatUsage(u aUsage) *cUsage {
 	cu.PromptTokensDetails = &struct {
 		CachedTokens int `json:"cached_tokens"`
 	}{u.CacheReadInputTokens}
+	if u.reasoning > 0 {
+		cu.CompletionTokensDetails = &cCompletionDetails{ReasoningTokens: u.reasoning}
+	}
 	return cu
 }
 
@@ -321,5 +359,6 @@ func responsesUsage(u aUsage) *rUsage {
 	in := u.totalInput()
 	ru := &rUsage{InputTokens: in, OutputTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens}
 	ru.InputTokensDetails.CachedTokens = u.CacheReadInputTokens
+	ru.OutputTokensDetails.ReasoningTokens = u.reasoning
 	return ru
 }

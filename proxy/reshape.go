@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"net/http"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/policy"
+	"github.com/subpool/subpool/proxy/translate"
+)
+
+// Reshaping: a request served on its own provider by a credential that
+// needs another wire than the client speaks. A ChatGPT login takes only
+// the Codex backend's Responses requests, so a Chat Completions client
+// (any editor) is translated to it, and another Responses client's
+// request (the SDK's stream:false, its output cap) is put in the
+// backend's shape. A custom provider with wire = "openai-chat" serves only
+// Chat Completions, so a Responses client (Codex CLI) is translated to it.
+// Each attempt picks its wire by its credential's auth (detourAuth), as a
+// fallback does, since a pool may mix API keys, which take the request as
+// it came, and ChatGPT logins.
+
+// reshapes reports whether a credential of rn's provider may need rn's
+// request in another wire.
+func (rn *run) reshapes() bool {
+	w := clientWire(rn.upath)
+	if rn.prov.Wire != "openai" || (w != translate.OpenAIChat && w != translate.OpenAIResponses) {
+		return false
+	}
+	if rn.prov.ChatOnly {
+		return w == translate.OpenAIResponses
+	}
+	for _, c := range rn.p.o.Pool.Credentials(rn.prov.Name) {
+		if c.Kind == api.KindOAuth {
+			return true
+		}
+	}
+	return false
+}
+
+// loopOwn is rn's attempt loop on its own provider, reshaped when a
+// credential needs it.
+func (rn *run) loopOwn() (outcome, *policy.Action) {
+	if !rn.reshapes() {
+		return rn.loop()
+	}
+	return rn.loopReshaped()
+}
+
+// loopReshaped runs rn's attempt loop with each attempt's request in the
+// wire its credential needs and every answer in the client's. It gives rn
+// back as it found it. As for rn.loop, a refusal with nothing written is
+// for the caller to answer.
+func (rn *run) loopReshaped() (outcome, *policy.Action) {
+	d := &detour{
+		to: rn.prov, model: rn.model, client: clientWire(rn.upath), clientModel: rn.model, stream: rn.info.Stream,
+		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.o.Logf, own: true,
+	}
+	d.upath = d.pathFor(d.apiWire(), rn.upath)
+	if _, err := d.prepare(rn.p.o.Pool.Status(rn.prov.Name)); err != nil {
+		// No credential's wire can carry it: the request is fine for the
+		// API, not for these credentials.
+		return outcome{}, &policy.Action{Kind: policy.Fail, Status: http.StatusBadRequest, Final: true,
+			Message: rn.prov.Name + " " + err.Error()}
+	}
+	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.prov.Wire})
+	w, r, au, body, upath, decoded := rn.w, rn.r, rn.auth, rn.body, rn.upath, rn.decoded
+	d.in = r
+	rn.w, rn.r, rn.auth = fw, d.request(r, d.apiWire()), detourAuth{Authenticator: au, d: d}
+	rn.decoded = rn.plain != nil // each attempt sends the plain body, rewritten
+	d.run = rn
+	res, ex := rn.loop()
+	rn.w, rn.r, rn.auth, rn.body, rn.upath, rn.decoded = w, r, au, body, upath, decoded
+	if ex != nil && !fw.committed {
+		return res, ex
+	}
+	if ex != nil {
+		res = outcome{status: ex.Status, class: classRefused}
+	}
+	fw.finish(res.abort)
+	return res, nil
+}
