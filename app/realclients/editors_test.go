@@ -70,6 +70,21 @@ func TestEditors(t *testing.T) {
 				t.Fatalf("want a streamed call to %s:%s", e.wire, up.describe())
 			}
 		})
+		t.Run(e.name+" answers on a ChatGPT login only", func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, simOptions())
+			s := serve(t, up, "")
+			s.addOAuth("openai", "plus", up.oa.Grant(sim.OpenAI))
+			r := e.run(s, t, 90*time.Second, "say hi")
+			t.Logf("%s\nupstream:%s", r, up.describe())
+			if r.err != nil || !strings.Contains(r.stdout, "pong-from-sim") {
+				t.Fatalf("no answer: %s", r)
+			}
+			calls := up.modelCalls()
+			if len(calls) == 0 || calls[0].Path != "/backend-api/codex/responses" {
+				t.Fatalf("not served by the ChatGPT login's Codex backend:%s", up.describe())
+			}
+		})
 		t.Run(e.name+" carries a tool call and its result", func(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, simOptions())
