@@ -204,7 +204,7 @@ func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
 func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool) {
 	name := ""
 	rest := path
-	if !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, geminiBeta) && !strings.HasPrefix(path, codeAssistPrefix) {
+	if _, _, gemini := geminiVersion(path); !strings.HasPrefix(path, "/v1/") && !gemini && !strings.HasPrefix(path, codeAssistPrefix) {
 		trim := strings.TrimPrefix(path, "/")
 		i := strings.IndexByte(trim, '/')
 		if i < 0 {
@@ -267,7 +267,7 @@ func (p *Proxy) wireForPath(path string) string {
 	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
 		return "anthropic"
 	}
-	if strings.Contains(path, geminiBeta) || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
+	if strings.Contains(path, geminiBeta) || strings.Contains(path, "/v1alpha/") || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
 		return "gemini"
 	}
 	return "openai"
