@@ -291,6 +291,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	r = withoutClientKey(r)
 	prov, upath, routed := p.route(r.URL.Path)
 	if !routed {
 		wire := p.wireForPath(r.URL.Path)
