@@ -165,6 +165,7 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
 	t.ResponseHeaderTimeout = headerTimeout
+	t.MaxResponseHeaderBytes = maxResponseHeader // headerbound.go
 	t.ForceAttemptHTTP2 = true
 	return t
 }

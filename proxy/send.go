@@ -85,6 +85,7 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
 	resp, err := rn.p.o.Transport.RoundTrip(out)
+	resp, err = boundHeaders(out, resp, err, rn.prov.Wire)
 	if err == nil && shape != nil {
 		reshapeAnswer(resp, *shape)
 	}
