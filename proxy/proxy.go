@@ -91,6 +91,7 @@ type Proxy struct {
 	// reads it once, at its start, and keeps it to the end.
 	limits   atomic.Pointer[limits]
 	refused  guard.Refusals
+	secrets  secrets // the credentials' auth sent so far, kept out of relayed bodies
 	inFlight atomic.Int64
 	large    atomic.Int64 // request bodies of largeBody or more read so far
 	wg       chanGroup
