@@ -114,7 +114,7 @@ func parseGemini(upath string) (c geminiCall, ok bool) {
 func geminiModelRefused(model string) string {
 	ok := model != "" && model != "." && model != ".." && len(model) <= 128
 	for _, r := range model {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_' || r == '@') {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
 			ok = false
 			break
 		}

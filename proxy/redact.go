@@ -99,11 +99,15 @@ func (rn *run) redactAnswer(a *answer) {
 }
 
 // mask overwrites each secret in b, in place.
-func mask(b []byte, list [][]byte) {
+func mask(b []byte, list [][]byte) { maskBefore(b, list, len(b)) }
+
+// maskBefore overwrites each secret that starts before end in b, longest
+// first (list's order), so that one holding a shorter secret goes whole.
+func maskBefore(b []byte, list [][]byte, end int) {
 	for _, s := range list {
-		for i := 0; i < len(b); {
+		for i := 0; i < end; {
 			j := bytes.Index(b[i:], s)
-			if j < 0 {
+			if j < 0 || i+j >= end {
 				break
 			}
 			i += j
@@ -123,17 +127,19 @@ func maskOf(n int) []byte {
 	return m
 }
 
-// redactReader masks secrets in a stream. It holds back the last
-// longest-secret-less-one bytes read, which may be the start of a secret
-// the next read completes; a secret that starts before them ends inside
-// what was read, and is masked before it goes out.
+// redactReader masks secrets in a stream. Of what it has read it hands
+// out only the part no secret can start in and run past: all but the last
+// longest-secret-less-one bytes, which wait for the next read. A secret
+// starting before them ends inside what was read, and is masked (the
+// longest first) before it goes out.
 type redactReader struct {
-	src  io.Reader
-	c    io.Closer
-	list [][]byte
-	keep int
-	buf  []byte // read and masked, not yet handed out
-	err  error
+	src   io.Reader
+	c     io.Closer
+	list  [][]byte
+	keep  int
+	buf   []byte // read, not yet handed out; its first ready bytes masked
+	ready int
+	err   error
 }
 
 func newRedactReader(src io.Reader, c io.Closer, list [][]byte) *redactReader {
@@ -141,16 +147,7 @@ func newRedactReader(src io.Reader, c io.Closer, list [][]byte) *redactReader {
 }
 
 func (r *redactReader) Read(p []byte) (int, error) {
-	for {
-		ready := len(r.buf) - r.keep
-		if r.err != nil {
-			ready = len(r.buf)
-		}
-		if ready > 0 {
-			n := copy(p, r.buf[:ready])
-			r.buf = r.buf[:copy(r.buf, r.buf[n:])]
-			return n, nil
-		}
+	for r.ready == 0 {
 		if r.err != nil {
 			return 0, r.err
 		}
@@ -160,8 +157,19 @@ func (r *redactReader) Read(p []byte) (int, error) {
 		n, err := r.src.Read(r.buf[len(r.buf):cap(r.buf)])
 		r.buf = r.buf[:len(r.buf)+n]
 		r.err = err
-		mask(r.buf, r.list)
+		end := len(r.buf) - r.keep
+		if err != nil {
+			end = len(r.buf)
+		}
+		if end > 0 {
+			maskBefore(r.buf, r.list, end)
+			r.ready = end
+		}
 	}
+	n := copy(p, r.buf[:r.ready])
+	r.buf = r.buf[:copy(r.buf, r.buf[n:])]
+	r.ready -= n
+	return n, nil
 }
 
 func (r *redactReader) Close() error { return r.c.Close() }

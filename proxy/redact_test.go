@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/subpool/subpool/internal/sim"
 )
@@ -40,5 +42,26 @@ func TestRelayedErrorBodiesHideThePoolsSecrets(t *testing.T) {
 	resp, got := e.post("/v1/messages", strings.Replace(msgBody, `"max_tokens"`, `"stream":true,"max_tokens"`, 1))
 	if strings.Contains(got, own) || !strings.Contains(got, "[redacted") {
 		t.Errorf("in-stream error: %d %s", resp.StatusCode, got)
+	}
+}
+
+// The stream's masking holds whatever the reads' sizes: a byte at a time,
+// a secret across every boundary, secrets that overlap or hold another.
+func TestRedactReaderAtEveryBoundary(t *testing.T) {
+	list := [][]byte{[]byte("sk-ant-secret-long-one"), []byte("secret-long")}
+	src := "a sk-ant-secret-long-one b secret-long c sk-ant-sk-ant-secret-long-one secret-lon"
+	want := "a [redacted************] b [redacted*] c sk-ant-[redacted************] secret-lon"
+	if len(want) != len(src) {
+		t.Fatalf("the expectation is %d bytes, the source %d", len(want), len(src))
+	}
+	for name, r := range map[string]io.Reader{
+		"one byte at a time": iotest.OneByteReader(strings.NewReader(src)),
+		"half":               iotest.HalfReader(strings.NewReader(src)),
+		"whole":              strings.NewReader(src),
+	} {
+		got, err := io.ReadAll(newRedactReader(r, io.NopCloser(nil), list))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
 	}
 }
