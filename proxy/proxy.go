@@ -342,16 +342,27 @@ func (p *Proxy) clientKey() string {
 // the two ways Claude Code, Codex and the SDKs send a key, or from
 // x-goog-api-key, Gemini CLI's and Google's SDK's (the ?key= of the
 // Gemini API is read by queryKey).
+//
+// The keys are looked up as net/http delivers them, canonical: Get would
+// canonicalize a lower-case name again, an allocation on every request.
 func presentedKey(h http.Header) string {
-	if k := h.Get("x-api-key"); k != "" {
+	if k := firstValue(h, "X-Api-Key"); k != "" {
 		return k
 	}
-	if k := h.Get("x-goog-api-key"); k != "" {
+	if k := firstValue(h, "X-Goog-Api-Key"); k != "" {
 		return k
 	}
-	a := h.Get("Authorization")
+	a := firstValue(h, "Authorization")
 	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// firstValue is h.Get(key) for a key already canonical.
+func firstValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
 	}
 	return ""
 }

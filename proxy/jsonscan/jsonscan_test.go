@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -176,10 +177,26 @@ func TestScanFlaws(t *testing.T) {
 		{`{"stream":"yes","model":"gpt-4o"}`, `"stream"`},
 		{"", ""},
 		{" \n", ""},
+		{manyKeys(40, ""), ""},
+		{manyKeys(40, `"k3"`), `"k3" twice`},
+		{manyKeys(40, `"k39"`), `"k39" twice`},
 	} {
 		f, _ := Scan([]byte(c.body))
 		if c.flaw == "" && f.Flaw != "" || !strings.Contains(f.Flaw, c.flaw) {
 			t.Errorf("Scan(%q).Flaw = %q, want one naming %q", c.body, f.Flaw, c.flaw)
 		}
 	}
+}
+
+// manyKeys is an object of n distinct keys, and then again, if not "".
+func manyKeys(n int, again string) string {
+	var b strings.Builder
+	b.WriteString(`{"model":"m"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	if again != "" {
+		b.WriteString("," + again + ":0")
+	}
+	return b.String() + "}"
 }

@@ -13,9 +13,12 @@ import (
 // two to a reader that matches keys exactly, so a body holding both is
 // read differently by the two. Any other key is told apart exactly.
 type members struct {
-	wanted uint8    // a bit per wanted key
-	few    [][]byte // other keys, unquoted, while they are few
-	many   map[string]struct{}
+	wanted uint8 // a bit per wanted key
+	// few holds the other keys, unquoted, while they are few: n of them,
+	// in place, so that an ordinary request allocates nothing for them.
+	few  [manyMembers][]byte
+	n    int
+	many map[string]struct{}
 }
 
 // manyMembers is the count of other keys from which they are kept in a
@@ -39,19 +42,21 @@ func (m *members) again(key string, quoted []byte) bool {
 		m.many[string(k)] = struct{}{}
 		return false
 	}
-	for _, o := range m.few {
+	for _, o := range m.few[:m.n] {
 		if bytes.Equal(o, k) {
 			return true
 		}
 	}
-	m.few = append(m.few, k)
-	if len(m.few) == manyMembers {
-		m.many = make(map[string]struct{}, 2*manyMembers)
-		for _, o := range m.few {
-			m.many[string(o)] = struct{}{}
-		}
-		m.few = nil
+	if m.n < manyMembers {
+		m.few[m.n] = k
+		m.n++
+		return false
 	}
+	m.many = make(map[string]struct{}, 2*manyMembers)
+	for _, o := range m.few {
+		m.many[string(o)] = struct{}{}
+	}
+	m.many[string(k)] = struct{}{}
 	return false
 }
 
