@@ -96,7 +96,7 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 
 // readRequest reads the request's body, bounded, and decodes it as its
 // Content-Encoding says (rq.plain). sendPlain: the decoded body is the one
-// to send. A non-nil refused says the client has been answered.
+// to send. A non-nil out says the client has been answered.
 func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byte, sendPlain bool, out *outcome) {
 	w, r := rq.client, rq.in
 	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
@@ -105,31 +105,31 @@ func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byt
 		if r.ContentLength < 0 {
 			p.noteBody(maxBody) // read up to the limit before it was refused
 		}
-		return nil, false, refused(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
+		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The client stalled mid-upload: it is told, and the connection
 		// closes (its read deadline stays passed).
 		w.Header().Set("Connection", "close")
 		writeError(w, wire, http.StatusRequestTimeout, "the request body did not arrive in time; send it again", 0, mayRetry)
-		return nil, false, refused(outcome{status: http.StatusRequestTimeout, class: classRefused})
+		return nil, false, answered(outcome{status: http.StatusRequestTimeout, class: classRefused})
 	case err != nil && clientGone(r, err):
 		// The client stopped sending: nothing to answer, nothing to cool.
-		return nil, false, refused(aborted(""))
+		return nil, false, answered(aborted(""))
 	case err != nil:
 		// A chunked body net/http cannot read (a chunk size that is no
 		// number, a chunk extension past its bound): the client is
 		// there, and told.
 		w.Header().Set("Connection", "close")
-		return nil, false, refused(refuse(w, wire, http.StatusBadRequest, "the request body could not be read ("+err.Error()+"); send it with a valid Content-Length or chunked Transfer-Encoding"))
+		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, "the request body could not be read ("+err.Error()+"); send it with a valid Content-Length or chunked Transfer-Encoding"))
 	}
 	p.noteBody(int64(len(body)))
 	plain, asCame, err := decodeBody(r.Header, body, maxBody)
 	switch {
 	case errors.Is(err, errTooLarge):
 		p.noteBody(maxBody)
-		return nil, false, refused(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
+		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
 	case err != nil:
-		return nil, false, refused(refuse(w, wire, http.StatusBadRequest, err.Error()))
+		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, err.Error()))
 	case plain == nil:
 		return body, false, nil
 	}
@@ -141,9 +141,9 @@ func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byt
 	return plain, true, nil
 }
 
-// refused is out, for a function that says with a non-nil outcome that
+// answered is out, for a function that says with a non-nil outcome that
 // the client has been answered.
-func refused(out outcome) *outcome { return &out }
+func answered(out outcome) *outcome { return &out }
 
 // refuse answers with subpool's own refusal, nothing sent upstream.
 func refuse(w http.ResponseWriter, wire string, status int, msg string) outcome {
