@@ -68,6 +68,34 @@ func TestModelLimitCannotBeSlippedPast(t *testing.T) {
 	}
 }
 
+// A limited key's body that names no model left the choice to the
+// upstream, and "none" was allowed: it names its model now. A key without
+// model limits, and Code Assist's calls that name none, go on as before.
+func TestLimitedKeyNamesItsModel(t *testing.T) {
+	keys := limitedClient()
+	keys.m[testClientKey] = Client{Name: "free"}
+	e := newEnv(t, false, withClients(keys))
+	e.key("anthropic", "key-a")
+	e.key("openai", "key-o")
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/messages/count_tokens", `{"messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/responses", `{"input":"hi"}`},
+	} {
+		resp, got := e.post(c.path, c.body, "x-api-key", keyLimited)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(got, "names none") {
+			t.Errorf("%s: %d %s", c.path, resp.StatusCode, got)
+		}
+	}
+	if n := len(e.up.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the upstream", n)
+	}
+	e.post("/v1/messages/count_tokens", `{"messages":[{"role":"user","content":"hi"}]}`)
+	if n := len(e.up.Requests()); n != 1 {
+		t.Fatalf("a key without model limits: %d upstream calls, want 1", n)
+	}
+}
+
 // A key with no limits gets the same answer: the model also routes the
 // request (cooldowns, aliases), and the upstream would read another one.
 func TestDuplicateModelIsRefusedForAnyKey(t *testing.T) {
