@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/subpool/subpool/proxy/policy"
 )
@@ -36,6 +37,14 @@ func (rn *run) admit() (al *aliasReq, refused *outcome) {
 	if len(targets) == 0 {
 		if !c.AllowsModel(rn.model) {
 			refuseModel(rn.w, rn.prov.Wire, c, rn.model)
+			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
+		}
+		if rn.model == "" && len(c.Models) > 0 && modelInBody(rn.prov, rn.upath) {
+			// A body naming no model leaves the choice to the upstream,
+			// and some choose one themselves: a limited key names its
+			// model.
+			writeError(rn.w, rn.prov.Wire, http.StatusForbidden, fmt.Sprintf("the client key %q is limited to models %s, and this request names none; put a \"model\" in the body",
+				c.Name, strings.Join(c.Models, ", ")), 0, noRetry)
 			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
 		return nil, nil

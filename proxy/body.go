@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -125,23 +128,79 @@ func fill(r io.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// errNotGzip is a body that says gzip and is not.
-var errNotGzip = errors.New("the body is not gzip")
+// codingError is a Content-Encoding subpool cannot read, or a body that
+// does not decode as its encoding says: a 400, since the model the
+// upstream would read in it is unknown.
+type codingError struct{ msg string }
 
-// gunzip decodes a gzip request body, bounded by limit: the proxy reads a
-// compressed body's model as it reads a plain one's, and a body that
-// decodes past max_body is refused as one sent that large would be.
-func gunzip(body []byte, limit int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, errNotGzip
+func (e codingError) Error() string { return e.msg }
+
+// maxCodings bounds the encodings one body may be put through.
+const maxCodings = 4
+
+// decodeBody reads a request body through its Content-Encoding, each
+// stage bounded by limit: the proxy reads a compressed body's model as it
+// reads a plain one's, and a body that decodes past max_body is refused
+// as one sent that large would be (errTooLarge). plain is nil for a body
+// sent as it is. asCame: the upstream may be sent the body as it came,
+// since it reads a plain gzip body as the proxy does; any other encoding
+// (x-gzip, deflate, a list such as "gzip, identity") goes decoded, so that
+// what the upstream reads is what was read here. An encoding it cannot
+// read is a codingError.
+func decodeBody(h http.Header, body []byte, limit int64) (plain []byte, asCame bool, err error) {
+	var codings []string
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" {
+				codings = append(codings, c)
+			}
+		}
 	}
-	out, err := readUpTo(zr, limit)
+	if len(codings) == 0 {
+		return nil, false, nil
+	}
+	if len(codings) > maxCodings {
+		return nil, false, codingError{fmt.Sprintf("the body is encoded %d times (Content-Encoding %q); send it plain or gzip-compressed once", len(codings), strings.Join(codings, ", "))}
+	}
+	asCame = len(codings) == 1 && codings[0] == "gzip"
+	plain = body
+	// The last coding listed was applied last, so it comes off first.
+	for i := len(codings) - 1; i >= 0 && len(plain) > 0; i-- {
+		if plain, err = decodeOnce(codings[i], plain, limit); err != nil {
+			return nil, false, err
+		}
+	}
+	return plain, asCame, nil
+}
+
+func decodeOnce(coding string, body []byte, limit int64) ([]byte, error) {
+	var r io.Reader
+	switch coding {
+	case "identity":
+		return body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, codingError{"the body is not gzip, though its Content-Encoding says " + coding + "; send it plain or as gzip"}
+		}
+		r = zr
+	case "deflate":
+		// RFC 9110's deflate is a zlib stream; some clients send bare
+		// deflate under the name, which the body's first bytes tell.
+		if zr, err := zlib.NewReader(bytes.NewReader(body)); err == nil {
+			r = zr
+		} else {
+			r = flate.NewReader(bytes.NewReader(body))
+		}
+	default:
+		return nil, codingError{fmt.Sprintf("subpool cannot read a body with Content-Encoding %q (it reads gzip, x-gzip, deflate and identity); send it plain or as gzip", coding)}
+	}
+	out, err := readUpTo(r, limit)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, errTooLarge
 	case err != nil:
-		return nil, errNotGzip
+		return nil, codingError{"the body does not decode as its Content-Encoding " + coding + " says (" + err.Error() + "); send it plain or as gzip"}
 	}
 	return out, nil
 }
@@ -161,6 +220,9 @@ type requestInfo struct {
 	Model    string
 	Stream   bool
 	Affinity string
+	// Flaw says why Model may not be the one the upstream reads
+	// (jsonscan.Fields.Flaw); "" for none.
+	Flaw string
 }
 
 // inspect extracts model, stream and the conversation key.
@@ -173,7 +235,9 @@ type requestInfo struct {
 //   - Anything else: the x-session-id header, if a client sends one.
 func inspect(h http.Header, body []byte) requestInfo {
 	var info requestInfo
-	if f, ok := jsonscan.Scan(body); ok {
+	f, ok := jsonscan.Scan(body)
+	info.Flaw = f.Flaw
+	if ok {
 		info.Model, info.Stream = f.Model, f.Stream
 		info.Affinity = sessionFromUserID(f.UserID)
 		if info.Affinity == "" && f.PromptCacheKey != "" {

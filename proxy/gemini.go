@@ -11,6 +11,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -41,6 +42,7 @@ type geminiCall struct {
 	model      string // the Gemini API's path model; "" for Code Assist (it is in the body)
 	op         string // GET /v1internal/{op}: a long-running operation
 	list       bool   // GET /v1beta/models
+	version    string // the Gemini API's version the client asked ("v1beta"); "" for Code Assist
 }
 
 // geminiBeta and codeAssistPrefix start the two forms' paths.
@@ -48,6 +50,26 @@ const (
 	geminiBeta       = "/v1beta/"
 	codeAssistPrefix = "/v1internal"
 )
+
+// geminiVersions are the Gemini API's versions a client may ask for.
+// Gemini CLI takes any through GOOGLE_GENAI_API_VERSION and puts it in the
+// path as it is (@google/genai's apiVersion, v1beta when unset, Gemini CLI
+// 0.61.0); Google serves v1beta, v1 and v1alpha. An API key's attempt asks
+// the upstream in the client's version, a login's goes to Code Assist,
+// which has one. "/v1/models" alone stays the OpenAI model list: the
+// Gemini API's list is served on the other two.
+var geminiVersions = [...]string{"v1beta", "v1", "v1alpha"}
+
+// geminiVersion is the Gemini API version upath starts with, and the rest
+// of it from "/models"; ok false for none.
+func geminiVersion(upath string) (version, rest string, ok bool) {
+	for _, v := range geminiVersions {
+		if rest, ok := strings.CutPrefix(upath, "/"+v+"/models"); ok {
+			return v, rest, true
+		}
+	}
+	return "", "", false
+}
 
 // parseGemini reads a Gemini-wire path; ok false for anything else.
 func parseGemini(upath string) (c geminiCall, ok bool) {
@@ -63,20 +85,44 @@ func parseGemini(upath string) (c geminiCall, ok bool) {
 		}
 		return c, false
 	}
-	rest, ok := strings.CutPrefix(upath, geminiBeta+"models")
+	version, rest, ok := geminiVersion(upath)
 	if !ok {
 		return c, false
 	}
+	c.version = version
 	if rest == "" {
-		c.list = true
-		return c, true
+		c.list = version != "v1"
+		return c, c.list
 	}
-	model, method, ok := strings.Cut(strings.TrimPrefix(rest, "/"), ":")
-	if !ok || model == "" || strings.Contains(model, "/") || !isModelMethod(method) {
+	// The model is checked when the request is served (geminiModelRefused),
+	// so that one with a '/' or a '?' in it is told why, not 404.
+	rest, ok = strings.CutPrefix(rest, "/")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i <= 0 || !isModelMethod(rest[i+1:]) {
 		return c, false
 	}
-	c.model, c.method = model, method
+	c.model, c.method = rest[:i], rest[i+1:]
 	return c, true
+}
+
+// geminiModelRefused says why a model name taken from the client cannot
+// go into an upstream path; "" when it can. Gemini's model names are
+// letters, digits, '-', '.' and '_' ("gemini-2.5-flash-preview-05-20"); a
+// '?', '#', '/' or '%' (which arrive decoded from %3F, %23, %2F, %25)
+// would move the rest of the path into a query or fragment, or into
+// another resource, asked with the pool's key.
+func geminiModelRefused(model string) string {
+	ok := model != "" && model != "." && model != ".." && len(model) <= 128
+	for _, r := range model {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			ok = false
+			break
+		}
+	}
+	if ok || model == "" {
+		return ""
+	}
+	return "the model name " + quoteShort(model) + " is not one Gemini has: a model name holds letters, digits, '-', '.' and '_' only"
 }
 
 func isModelMethod(m string) bool { return m == gmGenerate || m == gmStream || m == gmCount }
@@ -192,7 +238,7 @@ func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au
 		if !c.modelMethod() {
 			return s, errGeminiForm
 		}
-		s.path = geminiBeta + "models/" + model + ":" + c.method
+		s.path = geminiBeta + "models/" + url.PathEscape(model) + ":" + c.method
 		s.body = unwrapRequest(body)
 		s.wrap = c.method != gmCount
 	case au.CodeAssist:
@@ -203,9 +249,9 @@ func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au
 		s.body = wrapRequest(body, model, au.Project, c.method)
 		s.unwrap = c.method != gmCount
 	default:
-		s.path = geminiBeta + "models"
+		s.path = "/" + cmp.Or(c.version, "v1beta") + "/models"
 		if !c.list {
-			s.path += "/" + model + ":" + c.method
+			s.path += "/" + url.PathEscape(model) + ":" + c.method
 		}
 		s.body = body
 	}

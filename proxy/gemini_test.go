@@ -18,15 +18,25 @@ func TestParseGeminiPaths(t *testing.T) {
 		ok   bool
 		want geminiCall
 	}{
-		{"/v1beta/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro"}},
-		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-flash"}},
-		{"/v1beta/models/gemini-2.5-flash:countTokens", true, geminiCall{method: gmCount, model: "gemini-2.5-flash"}},
-		{"/v1beta/models", true, geminiCall{list: true}},
+		{"/v1beta/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro", version: "v1beta"}},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-flash", version: "v1beta"}},
+		{"/v1beta/models/gemini-2.5-flash:countTokens", true, geminiCall{method: gmCount, model: "gemini-2.5-flash", version: "v1beta"}},
+		{"/v1beta/models", true, geminiCall{list: true, version: "v1beta"}},
+		// GOOGLE_GENAI_API_VERSION's other values (issue 44).
+		{"/v1/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro", version: "v1"}},
+		{"/v1alpha/models/gemini-2.5-pro:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-pro", version: "v1alpha"}},
+		{"/v1alpha/models", true, geminiCall{list: true, version: "v1alpha"}},
+		{"/v1/models", false, geminiCall{}}, // the OpenAI list
+		{"/v2/models/gemini-2.5-pro:generateContent", false, geminiCall{}},
+		// A model no Gemini model is like is routed, and refused with
+		// its reason when served (geminiModelRefused).
+		{"/v1beta/models/a/b:generateContent", true, geminiCall{method: gmGenerate, model: "a/b", version: "v1beta"}},
+		{"/v1beta/models/x?a=1:generateContent", true, geminiCall{method: gmGenerate, model: "x?a=1", version: "v1beta"}},
 		{"/v1internal:loadCodeAssist", true, geminiCall{codeAssist: true, method: "loadCodeAssist"}},
 		{"/v1internal:streamGenerateContent", true, geminiCall{codeAssist: true, method: gmStream}},
 		{"/v1internal/operations/abc123", true, geminiCall{codeAssist: true, op: "operations/abc123"}},
 		{"/v1beta/models/gemini-2.5-pro:embedContent", false, geminiCall{}},
-		{"/v1beta/models/a/b:generateContent", false, geminiCall{}},
+		{"/v1beta/models/:generateContent", false, geminiCall{}},
 		{"/v1beta/tunedModels", false, geminiCall{}},
 		{"/v1internal:load/../x", false, geminiCall{}},
 		{"/v1internal/../v1beta", false, geminiCall{}},

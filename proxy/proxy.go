@@ -94,6 +94,7 @@ type Proxy struct {
 	// reads it once, at its start, and keeps it to the end.
 	limits   atomic.Pointer[limits]
 	refused  guard.Refusals
+	secrets  secrets // the credentials' auth sent so far, kept out of relayed bodies
 	inFlight atomic.Int64
 	large    atomic.Int64 // request bodies of largeBody or more read so far
 	wg       chanGroup
@@ -168,6 +169,7 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
 	t.ResponseHeaderTimeout = headerTimeout
+	t.MaxResponseHeaderBytes = maxResponseHeader // headerbound.go
 	t.ForceAttemptHTTP2 = true
 	return t
 }
@@ -207,7 +209,7 @@ func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
 func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool) {
 	name := ""
 	rest := path
-	if !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, geminiBeta) && !strings.HasPrefix(path, codeAssistPrefix) {
+	if _, _, gemini := geminiVersion(path); !strings.HasPrefix(path, "/v1/") && !gemini && !strings.HasPrefix(path, codeAssistPrefix) {
 		trim := strings.TrimPrefix(path, "/")
 		i := strings.IndexByte(trim, '/')
 		if i < 0 {
@@ -270,7 +272,7 @@ func (p *Proxy) wireForPath(path string) string {
 	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
 		return "anthropic"
 	}
-	if strings.Contains(path, geminiBeta) || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
+	if strings.Contains(path, geminiBeta) || strings.Contains(path, "/v1alpha/") || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
 		return "gemini"
 	}
 	return "openai"
@@ -294,6 +296,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	r = withoutClientKey(r)
 	prov, upath, routed := p.route(r.URL.Path)
 	if !routed {
 		wire := p.wireForPath(r.URL.Path)
@@ -342,16 +345,27 @@ func (p *Proxy) clientKey() string {
 // the two ways Claude Code, Codex and the SDKs send a key, or from
 // x-goog-api-key, Gemini CLI's and Google's SDK's (the ?key= of the
 // Gemini API is read by queryKey).
+//
+// The keys are looked up as net/http delivers them, canonical: Get would
+// canonicalize a lower-case name again, an allocation on every request.
 func presentedKey(h http.Header) string {
-	if k := h.Get("x-api-key"); k != "" {
+	if k := firstValue(h, "X-Api-Key"); k != "" {
 		return k
 	}
-	if k := h.Get("x-goog-api-key"); k != "" {
+	if k := firstValue(h, "X-Goog-Api-Key"); k != "" {
 		return k
 	}
-	a := h.Get("Authorization")
+	a := firstValue(h, "Authorization")
 	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// firstValue is h.Get(key) for a key already canonical.
+func firstValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
 	}
 	return ""
 }

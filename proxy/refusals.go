@@ -303,6 +303,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 		return f
 	}
 	defer a.resp.Body.Close()
+	rn.redactAnswer(a) // the pool's secrets out of the upstream's words (redact.go)
 	if rn.committed {
 		ev := a.head
 		if !a.inStream {

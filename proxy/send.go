@@ -85,7 +85,9 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 		b := payload
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
+	rn.p.secrets.learn(au.Header)
 	resp, err := rn.p.o.Transport.RoundTrip(out)
+	resp, err = boundHeaders(out, resp, err, rn.prov.Wire)
 	if err == nil && shape != nil {
 		reshapeAnswer(resp, *shape)
 	}

@@ -3,9 +3,11 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
-	"strings"
+	"syscall"
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
@@ -55,49 +57,26 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 // returns what the client got.
 func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64) outcome {
 	w, r := rq.client, rq.in
-	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
-	switch {
-	case errors.Is(err, errTooLarge):
-		if r.ContentLength < 0 {
-			p.noteBody(maxBody) // read up to the limit before it was refused
-		}
-		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
-		return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// The client stalled mid-upload: it is told, and the connection
-		// closes (its read deadline stays passed).
-		w.Header().Set("Connection", "close")
-		writeError(w, prov.Wire, http.StatusRequestTimeout, "the request body did not arrive in time; send it again", 0, mayRetry)
-		return outcome{status: http.StatusRequestTimeout, class: classRefused}
-	case err != nil:
-		// The client stopped sending: nothing to answer, nothing to cool.
-		return aborted("")
+	body, sendPlain, refused := p.readRequest(rq, prov.Wire, maxBody)
+	if refused != nil {
+		return *refused
 	}
-	p.noteBody(int64(len(body)))
-	view := body
-	if strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") && len(body) > 0 {
-		plain, err := gunzip(body, maxBody)
-		switch {
-		case errors.Is(err, errTooLarge):
-			p.noteBody(maxBody)
-			writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
-			return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
-		case err == nil:
-			p.noteBody(int64(len(plain)))
-			rq.plain, view = plain, plain
-		}
-		// A body that says gzip and is not goes on as it came: the
-		// upstream judges it.
-	}
+	view := rq.jsonBody(body)
 	rq.info = inspect(r.Header, view)
 	if prov.Wire == "gemini" {
 		geminiInfo(&rq.info, upath, view)
+		if why := geminiModelRefused(rq.info.Model); why != "" {
+			return refuse(w, prov.Wire, http.StatusBadRequest, why)
+		}
 		if why := p.geminiUnservable(prov, upath); why != "" {
-			writeError(w, prov.Wire, http.StatusForbidden, why, 0, noRetry)
-			return outcome{status: http.StatusForbidden, class: classRefused}
+			return refuse(w, prov.Wire, http.StatusForbidden, why)
 		}
 	}
+	if rq.info.Flaw != "" && modelInBody(prov, upath) {
+		return refuse(w, prov.Wire, http.StatusBadRequest, "the body "+rq.info.Flaw+"; subpool reads the model as the upstream would, and cannot in this body: send JSON with one string \"model\"")
+	}
 	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
+	rn.decoded = sendPlain
 	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
 	if refused != nil {
 		return *refused
@@ -113,6 +92,82 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 	rn.setHeaders(w.Header(), "")
 	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
 	return outcome{status: ex.Status, class: classRefused}
+}
+
+// readRequest reads the request's body, bounded, and decodes it as its
+// Content-Encoding says (rq.plain). sendPlain: the decoded body is the one
+// to send. A non-nil out says the client has been answered.
+func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byte, sendPlain bool, out *outcome) {
+	w, r := rq.client, rq.in
+	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
+	switch {
+	case errors.Is(err, errTooLarge):
+		if r.ContentLength < 0 {
+			p.noteBody(maxBody) // read up to the limit before it was refused
+		}
+		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The client stalled mid-upload: it is told, and the connection
+		// closes (its read deadline stays passed).
+		w.Header().Set("Connection", "close")
+		writeError(w, wire, http.StatusRequestTimeout, "the request body did not arrive in time; send it again", 0, mayRetry)
+		return nil, false, answered(outcome{status: http.StatusRequestTimeout, class: classRefused})
+	case err != nil && clientGone(r, err):
+		// The client stopped sending: nothing to answer, nothing to cool.
+		return nil, false, answered(aborted(""))
+	case err != nil:
+		// A chunked body net/http cannot read (a chunk size that is no
+		// number, a chunk extension past its bound): the client is
+		// there, and told.
+		w.Header().Set("Connection", "close")
+		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, "the request body could not be read ("+err.Error()+"); send it with a valid Content-Length or chunked Transfer-Encoding"))
+	}
+	p.noteBody(int64(len(body)))
+	plain, asCame, err := decodeBody(r.Header, body, maxBody)
+	switch {
+	case errors.Is(err, errTooLarge):
+		p.noteBody(maxBody)
+		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
+	case err != nil:
+		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, err.Error()))
+	case plain == nil:
+		return body, false, nil
+	}
+	p.noteBody(int64(len(plain)))
+	rq.plain = plain
+	if asCame {
+		return body, false, nil
+	}
+	return plain, true, nil
+}
+
+// answered is out, for a function that says with a non-nil outcome that
+// the client has been answered.
+func answered(out outcome) *outcome { return &out }
+
+// refuse answers with subpool's own refusal, nothing sent upstream.
+func refuse(w http.ResponseWriter, wire string, status int, msg string) outcome {
+	writeError(w, wire, status, msg, 0, noRetry)
+	return outcome{status: status, class: classRefused}
+}
+
+// clientGone reports a body read that failed because the client left
+// or broke off mid-body, rather than because what it sent cannot be read.
+func clientGone(r *http.Request, err error) bool {
+	var ne net.Error
+	return r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.As(err, &ne)
+}
+
+// modelInBody reports a route whose body names the model: every one but
+// the Gemini API's, which has it in the path, and Code Assist's calls
+// other than the model methods, which name none.
+func modelInBody(prov *Provider, upath string) bool {
+	if prov.Wire != "gemini" {
+		return true
+	}
+	c, _ := parseGemini(upath)
+	return c.codeAssist && c.modelMethod()
 }
 
 // planRequest is what the plan of rn's request is made from.

@@ -58,15 +58,22 @@ func HostAllowed(host string, allowRemote bool) bool {
 // lists exact origins ("https://app.example") the user allow-listed; a
 // request whose Origin (or, lacking one, whose Referer's origin) is on that
 // list passes.
+//
+// Each header is judged by all its values, not the first: an empty
+// Origin followed by a hostile one is two Origins, and one page's request
+// never carries two. So a header given twice, or given empty, counts as a
+// web page's.
 func Browser(r *http.Request, allowOrigins []string) bool {
-	if origin := r.Header.Get("Origin"); origin != "" {
-		return !slices.Contains(allowOrigins, origin)
+	if vs, ok := r.Header["Origin"]; ok {
+		return len(vs) != 1 || vs[0] == "" || !slices.Contains(allowOrigins, vs[0])
 	}
-	if ref := r.Header.Get("Referer"); ref != "" {
-		return !slices.Contains(allowOrigins, refererOrigin(ref))
+	if vs, ok := r.Header["Referer"]; ok {
+		return len(vs) != 1 || vs[0] == "" || !slices.Contains(allowOrigins, refererOrigin(vs[0]))
 	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "none" {
-		return true
+	for _, site := range r.Header["Sec-Fetch-Site"] {
+		if site != "none" {
+			return true
+		}
 	}
 	return false
 }

@@ -75,6 +75,32 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
+// A header given twice, or empty, is a web page's: the first value alone
+// let an empty Origin before a hostile one pass (issue 43).
+func TestBrowserReadsEveryValue(t *testing.T) {
+	allow := []string{"https://ok.example"}
+	for _, c := range []struct {
+		name   string
+		header string
+		values []string
+	}{
+		{"empty origin, then a hostile one", "Origin", []string{"", "https://evil.example"}},
+		{"empty origin alone", "Origin", []string{""}},
+		{"an allowed origin, then a hostile one", "Origin", []string{"https://ok.example", "https://evil.example"}},
+		{"the allowed origin twice", "Origin", []string{"https://ok.example", "https://ok.example"}},
+		{"empty referer, then a hostile one", "Referer", []string{"", "https://evil.example/page"}},
+		{"empty referer alone", "Referer", []string{""}},
+		{"an allowed referer, then a hostile one", "Referer", []string{"https://ok.example/", "https://evil.example/"}},
+		{"typed, then cross-site", "Sec-Fetch-Site", []string{"none", "cross-site"}},
+	} {
+		r := httptest.NewRequest("POST", "http://127.0.0.1:8787/v1/messages", nil)
+		r.Header[c.header] = c.values
+		if !Browser(r, allow) {
+			t.Errorf("%s: passed the browser check", c.name)
+		}
+	}
+}
+
 func TestCheckCounts(t *testing.T) {
 	var n Refusals
 	ok := httptest.NewRequest("GET", "http://127.0.0.1:8787/", nil)

@@ -1,8 +1,11 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,22 +68,20 @@ func FuzzRenameModel(f *testing.F) {
 
 // FuzzScan checks Scan against json.Unmarshal for every valid JSON text
 // (the proxy's FuzzInspect goes further, through every path of the
-// scanner).
+// scanner), and its Flaw against referenceFlawed.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{`{"model":"m","stream":true}`, `{"MODEL":"m","model":"n"}`, `{"metadata":{"user_id":"u"},"prompt_cache_key":"k"}`,
-		`{"stream":"yes"}`, `{"model":null}`, `{"messages":[{"model":"x"}],"model":"y"}`} {
+		`{"stream":"yes"}`, `{"model":null}`, `{"messages":[{"model":"x"}],"model":"y"}`,
+		`{"model":1,"model":"gpt-4o"}`, `{"a":1,"b":2,"a":3}`, `{"\u0061":1,"a":2}`, `{"ſtream":true,"stream":false}`, `[{"model":"m"}]`, `null`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		got, ok := Scan(doc)
-		var ref struct {
-			Model          string `json:"model"`
-			Stream         bool   `json:"stream"`
-			PromptCacheKey string `json:"prompt_cache_key"`
-			Metadata       struct {
-				UserID string `json:"user_id"`
-			} `json:"metadata"`
+		if json.Valid(doc) && (got.Flaw != "") != referenceFlawed(doc) {
+			t.Fatalf("Scan(%q) flaw %q; the reference says flawed: %v", doc, got.Flaw, got.Flaw == "")
 		}
+		got.Flaw = ""
+		var ref reference
 		if !json.Valid(doc) {
 			return
 		}
@@ -106,4 +107,96 @@ func firstByte(b []byte) byte {
 		return c
 	}
 	return 0
+}
+
+// referenceFlawed is Scan's Flaw for a valid JSON text, by encoding/json:
+// no object; a top-level key met twice (the wanted ones as json.Unmarshal
+// folds them, which strings.EqualFold does alike, any other exactly); a
+// null "model"; or a body json.Unmarshal refuses into Scan's fields.
+func referenceFlawed(doc []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return true
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		k := tok.(string)
+		for _, w := range []string{"model", "stream", "metadata", "prompt_cache_key", "user_id"} {
+			if strings.EqualFold(k, w) {
+				k = "\x00" + w // apart from any key that is exactly w
+			}
+		}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil || k == "\x00model" && string(v) == "null" {
+			return true
+		}
+	}
+	var ref reference
+	return json.Unmarshal(doc, &ref) != nil
+}
+
+// reference is what Scan reads, as json.Unmarshal reads it.
+type reference struct {
+	Model          string `json:"model"`
+	Stream         bool   `json:"stream"`
+	PromptCacheKey string `json:"prompt_cache_key"`
+	Metadata       struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
+}
+
+func TestScanFlaws(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		flaw string // a word the flaw must hold; "" for none
+	}{
+		{`{"model":"gpt-5","messages":[]}`, ""},
+		{`{"model":1,"model":"gpt-4o"}`, "not a string"},
+		{`{"model":{},"model":"gpt-4o"}`, "not a string"},
+		{`{"model":[],"model":"gpt-4o"}`, "not a string"},
+		{`{"model":true,"model":"gpt-4o"}`, "not a string"},
+		{`{"model":"gpt-5","model":"gpt-4o"}`, `"model" twice`},
+		{`{"model":"gpt-5","Model":"gpt-4o"}`, `twice`},
+		{`{"mod\u0065l":"gpt-5","model":"gpt-4o"}`, `twice`},
+		{`{"model":null}`, "null"},
+		{`{"a":1,"model":"m","a":2}`, `"a" twice`},
+		{`{"a":1,"\u0061":2}`, `"a" twice`},
+		{`{"messages":[{"model":"x","model":"y"}],"model":"m"}`, ""},
+		{"\xEF\xBB\xBF{\"model\":\"gpt-4o\"}", "byte-order mark"},
+		{`[{"model":"gpt-4o"}]`, "not a JSON object"},
+		{`true`, "not a JSON object"},
+		{`{"model":"m" "stream":true}`, "not valid JSON"},
+		{`{"stream":"yes","model":"gpt-4o"}`, `"stream"`},
+		{"", ""},
+		{" \n", ""},
+		{manyKeys(40, ""), ""},
+		{manyKeys(40, `"k3"`), `"k3" twice`},
+		{manyKeys(40, `"k39"`), `"k39" twice`},
+	} {
+		f, _ := Scan([]byte(c.body))
+		if c.flaw == "" && f.Flaw != "" || !strings.Contains(f.Flaw, c.flaw) {
+			t.Errorf("Scan(%q).Flaw = %q, want one naming %q", c.body, f.Flaw, c.flaw)
+		}
+	}
+}
+
+// manyKeys is an object of n distinct keys, and then again, if not "".
+func manyKeys(n int, again string) string {
+	var b strings.Builder
+	b.WriteString(`{"model":"m"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	if again != "" {
+		b.WriteString("," + again + ":0")
+	}
+	return b.String() + "}"
 }

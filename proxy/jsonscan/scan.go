@@ -14,6 +14,15 @@ type Fields struct {
 	Stream         bool
 	PromptCacheKey string
 	UserID         string // metadata.user_id
+	// Flaw says, when not "", why the fields cannot be trusted to be what
+	// the upstream will read: the body starts with a byte-order mark, is
+	// no JSON object or not one the scan could walk, names a top-level
+	// member twice, or has a wanted field of the wrong type (a "model"
+	// that is no string, null among them). Upstreams read such bodies
+	// each in its own way (the last duplicate, the first, an error), so
+	// the proxy cannot decide on them. Flaw reads as the end of a
+	// sentence starting "the body ".
+	Flaw string
 }
 
 // Scan reads the wanted fields of a top-level JSON object in one pass,
@@ -40,22 +49,40 @@ type Fields struct {
 // Unmarshal then returns an error and the proxy used to ignore the body then.
 //
 // The rest of the body is not validated. Where the body is malformed or
-// truncated, the fields read before the scan lost its footing are kept:
-// the upstream judges the body, the proxy only routes it.
+// truncated, the fields read before the scan lost its footing are kept,
+// and Flaw says so; so it does for every body json.Unmarshal refuses,
+// and for the ones it reads where another reader would differ
+// (duplicates, a null model, a byte-order mark).
 func Scan(b []byte) (f Fields, ok bool) {
 	s := scanner{b: b}
-	s.space()
-	if !s.consume('{') {
+	if bytes.HasPrefix(b, bom) {
+		f.Flaw = "starts with a byte-order mark (U+FEFF)"
 		return f, true
 	}
+	s.space()
+	if !s.consume('{') {
+		if s.i < len(s.b) {
+			f.Flaw = "is not a JSON object"
+		}
+		return f, true
+	}
+	var seen members
 	for more := s.firstMember(); more; more = s.nextMember() {
+		start := s.i
 		key := s.key()
+		quoted := s.b[start:s.i]
 		if !s.colon() {
 			break
+		}
+		if f.Flaw == "" && seen.again(key, quoted) {
+			f.Flaw = "has the member " + quoteKey(quoted) + " twice"
 		}
 		var fine bool
 		switch key {
 		case keyModel:
+			if s.b[s.i] == 'n' && f.Flaw == "" {
+				f.Flaw = `has a "model" that is null, not a string`
+			}
 			fine = s.stringField(&f.Model)
 		case keyPromptCacheKey:
 			fine = s.stringField(&f.PromptCacheKey)
@@ -67,11 +94,28 @@ func Scan(b []byte) (f Fields, ok bool) {
 			fine = s.skipValue()
 		}
 		if !fine {
+			if s.mismatch && f.Flaw == "" {
+				f.Flaw = wrongType[key]
+			}
 			break
 		}
 	}
+	if s.bad && f.Flaw == "" {
+		f.Flaw = "is not valid JSON"
+	}
 	return f, !s.mismatch
 }
+
+// wrongType is the flaw of a wanted field holding a value of the wrong
+// type, by its key.
+var wrongType = map[string]string{
+	keyModel:          `has a "model" that is not a string`,
+	keyStream:         `has a "stream" that is neither true nor false`,
+	keyPromptCacheKey: `has a "prompt_cache_key" that is not a string`,
+	keyMetadata:       `has a "metadata" that is not an object with a string "user_id"`,
+}
+
+var bom = []byte("\xEF\xBB\xBF")
 
 // scanner walks a JSON text. Once it has stepped on something it
 // cannot read it moves to the end, so every later step fails too and the
