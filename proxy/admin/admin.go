@@ -76,7 +76,7 @@ type route struct {
 // CLI and the tray hold one or the other behind this interface.
 //
 // Errors wrapping api.ErrBadRequest answer 400, api.ErrNotFound 404,
-// api.ErrUnsupported 501, anything else 500; the error's text is the
+// api.ErrConflict 409, api.ErrUnsupported 501, anything else 500; the error's text is the
 // response's message, so it must be one line a person can act on and must
 // never contain a secret.
 type Backend interface {
@@ -447,6 +447,8 @@ func (h *Handler) writeBackendError(w http.ResponseWriter, r *http.Request, err 
 		code = http.StatusNotFound
 	case errors.Is(err, api.ErrUnsupported):
 		code = http.StatusNotImplemented
+	case errors.Is(err, api.ErrConflict):
+		code = http.StatusConflict
 	default:
 		h.logf("admin: %s %s: %v", r.Method, r.URL.Path, err)
 	}

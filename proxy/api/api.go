@@ -239,4 +239,7 @@ var (
 	ErrNotFound    = errors.New("no such credential")
 	ErrBadRequest  = errors.New("bad request")
 	ErrUnsupported = errors.New("not supported")
+	// ErrConflict: the home already holds what was to be added (a key, a
+	// label); the message names the credential that has it.
+	ErrConflict = errors.New("conflict")
 )
