@@ -133,20 +133,45 @@ func runningClient(ctx context.Context, home string, cfg config.Config) (*client
 	return nil, fmt.Errorf("the proxy on %s did not answer properly: %v", cfg.Listen, err)
 }
 
-// findCredential is the status of credential id, or api.ErrNotFound.
-func findCredential(ctx context.Context, b admin.Backend, id string) (api.CredentialStatus, error) {
+// findCredential is the status of the credential ref names: its ID, or a
+// label only one credential has. A label two share is an error naming
+// both IDs; none is api.ErrNotFound wrapped with what to do.
+func findCredential(ctx context.Context, b admin.Backend, ref string) (api.CredentialStatus, error) {
 	st, err := b.Status(ctx)
 	if err != nil {
 		return api.CredentialStatus{}, err
 	}
+	var byLabel []api.CredentialStatus
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
-			if c.ID == id {
+			if c.ID == ref {
 				return c, nil
+			}
+			if strings.EqualFold(c.Label, ref) {
+				byLabel = append(byLabel, c)
 			}
 		}
 	}
-	return api.CredentialStatus{}, api.ErrNotFound
+	switch len(byLabel) {
+	case 0:
+		return api.CredentialStatus{}, fmt.Errorf("%w: no credential has the ID or label %q; `subpool list` shows them", api.ErrNotFound, ref)
+	case 1:
+		return byLabel[0], nil
+	}
+	var ids []string
+	for _, c := range byLabel {
+		ids = append(ids, c.ID+" ("+c.Provider+")")
+	}
+	return api.CredentialStatus{}, fmt.Errorf("%w: the label %q names %d credentials: %s; give the ID", api.ErrBadRequest, ref, len(ids), strings.Join(ids, ", "))
+}
+
+// notFoundErr is err, with a credential the proxy does not know said as
+// what to do.
+func notFoundErr(err error, ref string) error {
+	if errors.Is(err, api.ErrNotFound) {
+		return fmt.Errorf("no credential has the ID or label %q; `subpool list` shows them", ref)
+	}
+	return err
 }
 
 // onHome runs fn against the home homeFlag names: through the proxy that
@@ -205,7 +230,7 @@ func openInPlace(home string, cfg config.Config) (*daemon.Daemon, error) {
 }
 
 func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("add-key", "PROVIDER --label L [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
+	f := newFlags("add-key", "PROVIDER --label L [--home DIR]", "Stores an API key in the keychain. On a terminal it asks for the key (not shown as you type);\notherwise it reads the key from stdin, so it stays out of your shell history. A key or label\nthe home already holds is refused.\nExample: pbpaste | subpool add-key anthropic --label work")
 	label := f.String("label", "", "a name you will recognise, e.g. work")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parseArgs(args, 1, "name one provider, e.g. `subpool add-key anthropic --label work`", stdout, stderr); done {
@@ -215,30 +240,65 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "subpool add-key: --label is required, e.g. --label work")
 		return 2
 	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	_, cfg, err := homeConfig(*home)
 	if err != nil {
 		return fail(stderr, "add-key", err)
 	}
-	key := strings.TrimSpace(string(b))
-	if key == "" {
-		fmt.Fprintln(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key anthropic --label work`")
+	provider, err := resolveName(f.pos[0], "provider", cfg.ProviderNames(), providerAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool add-key: %v\n", err)
 		return 2
 	}
+	key, code := readKey(stdin, stderr, provider)
+	if code != 0 {
+		return code
+	}
 	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
-		return b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
+		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})
 	})
 	if err != nil {
 		return fail(stderr, "add-key", cleanAPIErr(err))
 	}
-	fmt.Fprintf(stdout, "added %s (%s, %s)\n", id, f.pos[0], *label)
+	fmt.Fprintf(stdout, "added %s (%s, %s)\n", id, provider, *label)
+	// Said once it is added, so a refusal stays one line.
+	if w := keyShapeWarning(provider, key); w != "" {
+		fmt.Fprintf(stderr, "subpool add-key: warning: %s\n", w)
+	}
 	return 0
+}
+
+// readKey is the API key: asked for, unechoed, on a terminal; else read
+// from stdin. A non-zero code means it was reported.
+func readKey(stdin io.Reader, stderr io.Writer, provider string) (string, int) {
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		key, err := readHidden(f, func() { fmt.Fprintf(stderr, "%s API key (not shown): ", provider) })
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", fail(stderr, "add-key", fmt.Errorf("cannot read the key from the terminal: %v; pipe it in instead", err))
+		}
+		if key = strings.TrimSpace(key); key == "" {
+			fmt.Fprintln(stderr, "subpool add-key: no key given; paste the key, then Enter")
+			return "", 2
+		}
+		return key, 0
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	if err != nil {
+		return "", fail(stderr, "add-key", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		fmt.Fprintf(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key %s --label work`, or run it on a terminal to be asked\n", provider)
+		return "", 2
+	}
+	return key, 0
 }
 
 // cleanAPIErr drops the sentinel prefix ("bad request: ") that the admin
 // API adds for its status mapping; a person needs only the reason.
 func cleanAPIErr(err error) error {
 	msg := err.Error()
-	for _, p := range []string{api.ErrBadRequest.Error() + ": ", api.ErrUnsupported.Error() + ": "} {
+	for _, p := range []string{api.ErrBadRequest.Error() + ": ", api.ErrUnsupported.Error() + ": ", api.ErrConflict.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return errors.New(msg)
@@ -248,7 +308,7 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, which tools it serves (subpool tools), state (with any pace learned\nfrom 429s that named no reset), cooldown left, utilization.")
 	asJSON := f.Bool("json", false, "print the status as JSON, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	st, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (api.Status, error) {
@@ -353,18 +413,22 @@ var (
 // credential ID it is given and prints done and the ID.
 func idVerb(name, summary, done string, op func(admin.Backend, context.Context, string) error) func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		f := newFlags(name, "ID [--home DIR]", summary)
+		f := newFlags(name, "ID|LABEL [--home DIR]", summary+"\nExample: subpool "+name+" anthropic-1a2b3c")
 		home := f.String("home", "", "home folder")
-		if code, stop := f.parseArgs(args, 1, "name one credential ID (see `subpool list`)", stdout, stderr); stop {
+		if code, stop := f.parseArgs(args, 1, "name one credential by its ID or label (see `subpool list`)", stdout, stderr); stop {
 			return code
 		}
-		id := f.pos[0]
-		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(b, ctx, id) })
-		if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
-			err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
-		}
+		ref, id := f.pos[0], ""
+		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
+			c, err := findCredential(ctx, b, ref)
+			if err != nil {
+				return err
+			}
+			id = c.ID
+			return op(b, ctx, id)
+		})
 		if err != nil {
-			return fail(stderr, name, err)
+			return fail(stderr, name, cleanAPIErr(notFoundErr(err, ref)))
 		}
 		fmt.Fprintf(stdout, "%s %s\n", done, id)
 		return 0
@@ -377,9 +441,9 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code, done := f.parseArgs(args, 1, "name one tool: claude-code, codex, gemini-cli, opencode or shell", stdout, stderr); done {
 		return code
 	}
-	tool := f.pos[0]
-	if _, ok := setupTools[tool]; !ok {
-		fmt.Fprintf(stderr, "subpool env: unknown tool %q; use claude-code, codex, gemini-cli, opencode or shell\n", tool)
+	tool, err := resolveName(f.pos[0], "tool", envTools, toolAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool env: %v\n", err)
 		return 2
 	}
 	h, cfg, err := homeConfig(*home)
@@ -396,7 +460,8 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var setupTools = map[string]bool{"claude-code": true, "codex": true, "gemini-cli": true, "opencode": true, "shell": true}
+// envTools are the tools `subpool env` knows, in the order help lists them.
+var envTools = []string{"claude-code", "codex", "gemini-cli", "opencode", "shell"}
 
 // setupText is what `subpool env` prints and the tray copies.
 func setupText(tool, base, key string) string {
@@ -459,7 +524,7 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("events", "[--json] [--home DIR]", "Prints the proxy's decisions as they happen: cooldowns, rotations, waits, refreshes, finished requests.")
 	asJSON := f.Bool("json", false, "one JSON object per line, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	h, cfg, err := homeConfig(*home)
@@ -480,11 +545,11 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for ev := range c.Events(ctx) {
 		if *asJSON {
 			enc.Encode(ev)
-			continue
+		} else {
+			names.learn(ev)
+			fmt.Fprintln(stdout, describeEvent(ev, names))
 		}
-		names.learn(ev)
-		fmt.Fprintln(stdout, describeEvent(ev, names))
-		if ev.Type == "unauthorized" {
+		if ev.Type == client.EventUnauthorized {
 			return 1
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/subpool/subpool/proxy/classify"
 )
 
-const classifyUsage = `usage: subpool classify --provider P --status N [--header 'K: V']... [--body FILE|-]
+const classifyUsage = `Usage: subpool classify --provider P --status N [--header 'K: V']... [--body FILE|-]
 
 Says what subpool would make of an upstream's answer, without sending
 anything anywhere: prints one JSON line
@@ -36,6 +36,9 @@ retry_after_ms is 0 when the answer gives no usable time.
                     answers that carry reset timestamps
 
 docs/providers.md explains every rule.
+
+Example:
+  subpool classify --provider anthropic --status 429 --header 'retry-after: 30'
 `
 
 // maxClassifyBody bounds what is read from --body; the classifier reads

@@ -120,7 +120,7 @@ func TestClassifyBadFlags(t *testing.T) {
 func TestClassifyHelp(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
 		code, out, errOut := runClassify(t, "", arg)
-		if code != 0 || errOut != "" || !strings.Contains(out, "usage: subpool classify --provider") {
+		if code != 0 || errOut != "" || !strings.Contains(out, "Usage: subpool classify --provider") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, out, errOut)
 		}
 	}

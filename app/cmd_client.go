@@ -50,6 +50,9 @@ the key named after the tool). Limits: --providers (anthropic, openai, ...)
 and --models ('*' matches any characters, e.g. claude-*); anything else gets
 a 403 and never reaches an upstream. The key of earlier versions is "default".
 Every subcommand takes --home DIR.
+
+Example:
+  subpool client add aider --providers anthropic --models 'claude-*'
 `)
 		return 0
 	}
@@ -104,7 +107,7 @@ func cmdClientList(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("client list", "[--json] [--home DIR]", "Lists the client keys by name, with their limits and requests in flight; never a key.")
 	asJSON := f.Bool("json", false, "JSON, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	list, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) ([]api.ClientStatus, error) {

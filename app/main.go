@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/subpool/subpool/daemon"
@@ -29,7 +30,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"serve", "[--listen ADDR] [--home DIR]", "run the proxy and admin API in the foreground (what the login service runs)", cmdServe},
-		{"demo", "[--listen ADDR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
+		{"demo", "[--listen ADDR] [--home DIR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
 		{"add-key", "PROVIDER --label L", "store an API key read from stdin in the keychain", cmdAddKey},
 		{"login", "anthropic|openai|google [--label L] [--no-browser]", "log in to a Claude, ChatGPT or Google (Gemini CLI) subscription in the browser", cmdLogin},
 		{"import", "claude-code|codex|gemini-cli [--label L]", "import the login Claude Code, Codex CLI or Gemini CLI holds, kept in step with it", cmdImport},
@@ -56,30 +57,43 @@ func init() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	// No verb, or flags only (subpool --home DIR): the tray on that home.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpArg(args[0]) && args[0] != "--version" {
 		return cmdTray(args, stdin, stdout, stderr)
 	}
 	name := args[0]
-	switch name {
-	case "-h", "--help", "help":
-		usage(stdout)
-		return 0
-	case "--version", "version":
-		fmt.Fprintln(stdout, "subpool", daemon.Version)
-		return 0
-	case "watch":
+	if name == "watch" {
 		name = "events"
-	case "tray":
-		return cmdTray(args[1:], stdin, stdout, stderr)
 	}
+	// The table first, so a verb added to it wins over the fallbacks below.
 	for _, c := range commands {
 		if c.name == name {
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "subpool: unknown command %q; run `subpool --help` for the list\n", name)
+	switch name {
+	case "-h", "--help", "help":
+		if len(args) > 1 && !isHelpArg(args[1]) {
+			// help VERB is VERB --help.
+			return run([]string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	case "--version", "version":
+		fmt.Fprintln(stdout, "subpool", daemon.Version)
+		return 0
+	case "tray":
+		return cmdTray(args[1:], stdin, stdout, stderr)
+	}
+	names := []string{"help", "version", "watch", "tray"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "subpool: unknown command %q;%s run `subpool --help` for the list\n", name, didYouMean(name, names))
 	return 2
 }
+
+func isHelpArg(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `subpool pools your AI subscriptions and API keys behind one local endpoint.
@@ -125,6 +139,11 @@ func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
 	var pos []string
 	rest := args
 	for {
+		// A negative number is a value (reserve ID -5), never a flag; the
+		// verb says what is wrong with it.
+		for len(rest) > 0 && isNegativeNumber(rest[0]) {
+			pos, rest = append(pos, rest[0]), rest[1:]
+		}
 		if err := f.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				f.help(stdout)
@@ -141,6 +160,11 @@ func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
 	}
 	f.pos = pos
 	return 0, false
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	return err == nil && strings.HasPrefix(s, "-")
 }
 
 // parseArgs is parse for a verb that takes n positional arguments. Any
@@ -161,15 +185,53 @@ func (f *flagSet) parseArgs(args []string, n int, want string, stdout, stderr io
 	return 2, true
 }
 
+// help is the page every verb's --help prints, in one layout: the usage
+// line, the summary, the options, then an example (a summary's
+// "Example:" lines, else the verb's entry in verbExamples).
 func (f *flagSet) help(w io.Writer) {
-	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, f.summary)
+	var summary, examples []string
+	for _, line := range strings.Split(f.summary, "\n") {
+		if ex, ok := strings.CutPrefix(line, "Example: "); ok {
+			examples = append(examples, ex)
+			continue
+		}
+		summary = append(summary, line)
+	}
+	if len(examples) == 0 && verbExamples[f.cmd] != "" {
+		examples = []string{verbExamples[f.cmd]}
+	}
+	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, strings.Join(summary, "\n"))
 	var opts strings.Builder
 	f.VisitAll(func(fl *flag.Flag) {
-		fmt.Fprintf(&opts, "  --%-10s %s\n", fl.Name, fl.Usage)
+		dash := "--"
+		if len(fl.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(&opts, "  %-12s %s\n", dash+fl.Name, fl.Usage)
 	})
 	if opts.Len() > 0 {
 		fmt.Fprintf(w, "\nOptions:\n%s", opts.String())
 	}
+	if len(examples) > 0 {
+		fmt.Fprintf(w, "\nExample:\n  %s\n", strings.Join(examples, "\n  "))
+	}
+}
+
+// verbExamples is the example of a verb whose summary gives none.
+var verbExamples = map[string]string{
+	"serve":         "subpool serve --listen 127.0.0.1:8787",
+	"login":         "subpool login anthropic --label work-max",
+	"import":        "subpool import claude-code",
+	"list":          "subpool list --json",
+	"env":           "eval \"$(subpool env shell)\"",
+	"events":        "subpool events --json",
+	"usage":         "subpool usage --since 7d --by credential",
+	"history":       "subpool history -n 20 --class rate_limit",
+	"reload":        "subpool reload",
+	"tray":          "subpool --home ~/subpool-test",
+	"client add":    "subpool client add aider --providers anthropic",
+	"client list":   "subpool client list",
+	"client revoke": "subpool client revoke aider",
 }
 
 // fail prints one line and returns exit code 1.
