@@ -105,6 +105,9 @@ func tuneGC() (gcPercent int) {
 
 // homeConfig loads the home's config for client verbs.
 func homeConfig(homeFlag string) (string, config.Config, error) {
+	if p, err := homePath(homeFlag); err == nil && isGoneDemoHome(p) {
+		return "", config.Config{}, demoStopped(p)
+	}
 	home, err := resolveHome(homeFlag)
 	if err != nil {
 		return "", config.Config{}, err
@@ -192,6 +195,9 @@ func onHome[T any](homeFlag string, remote func(c *client.Client, home string, c
 	}
 	if c != nil {
 		return fn(ctx, remote(c, home, cfg))
+	}
+	if isDemoHome(home) {
+		return demoStopped(home) // opened in place it would look empty
 	}
 	v, closer, err := local(home, cfg)
 	if err != nil {
@@ -536,6 +542,9 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	c, err := runningClient(ctx, h, cfg)
 	if err != nil {
 		return fail(stderr, "events", err)
+	}
+	if c == nil && isDemoHome(h) {
+		return fail(stderr, "events", demoStopped(h))
 	}
 	if c == nil {
 		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", daemon.LiveAddr(h, cfg)))

@@ -214,7 +214,7 @@ func TestLoginEndsWhenNothingCanFinishIt(t *testing.T) {
 		if code != 1 || !strings.Contains(errb.String(), "input ended") || !isOneLine(errb.String()) {
 			t.Errorf("%v: %d %q", args, code, errb.String())
 		}
-		if !strings.Contains(out.String(), "Waiting up to 15m0s") {
+		if !strings.Contains(out.String(), "Waiting up to 15 minutes") {
 			t.Errorf("%v does not say how long it waits: %q", args, out.String())
 		}
 	}

@@ -77,7 +77,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if l.Listening() {
-		fmt.Fprintf(out, "Waiting up to %s for the browser to come back (Ctrl-C to stop)… On another machine? Paste here the address the browser ended on, then Enter.\n", terminalLoginTimeout)
+		fmt.Fprintf(out, "Waiting up to %.0f minutes for the browser to come back (Ctrl-C to stop)… On another machine? Paste here the address the browser ended on, then Enter.\n", terminalLoginTimeout.Minutes())
 	} else {
 		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", p.RedirectURI)
 	}

@@ -43,7 +43,7 @@ type demoHome struct {
 // "". A folder that holds anything but an earlier demo's files is refused.
 func openDemoHome(dir string) (*demoHome, error) {
 	if dir == "" {
-		d, err := os.MkdirTemp("", "subpool-demo-")
+		d, err := os.MkdirTemp("", demoTempPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("cannot make a folder for the demo: %v", err)
 		}
@@ -77,6 +77,25 @@ func openDemoHome(dir string) (*demoHome, error) {
 func isDemoHome(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, config.FileName))
 	return err == nil && strings.HasPrefix(string(b), demoHomeMark)
+}
+
+// demoTempPrefix names the temp folders demos make.
+const demoTempPrefix = "subpool-demo-"
+
+// isGoneDemoHome reports whether home is a temp folder a demo made and
+// removed when it stopped: a shell that still exports it would otherwise
+// get a new empty home.
+func isGoneDemoHome(home string) bool {
+	if filepath.Dir(home) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(home), demoTempPrefix) {
+		return false
+	}
+	_, err := os.Stat(home)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// demoStopped is the error for a demo's home that no demo serves now.
+func demoStopped(home string) error {
+	return fmt.Errorf("the demo that used %s is not running any more; start `subpool demo` again and use the SUBPOOL_HOME it prints, or `unset SUBPOOL_HOME` for your own home", home)
 }
 
 // demoRunsIn reports whether a demo answers on the demo home dir.

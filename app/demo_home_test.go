@@ -180,3 +180,33 @@ func TestDemoOnATakenAddress(t *testing.T) {
 		t.Fatalf("on %s, said %q", d.srv.Addr(), said.String())
 	}
 }
+
+// A shell that still exports a stopped demo's SUBPOOL_HOME is told so, not
+// shown a new empty home: the demo's temp folder is gone, or (the demo
+// was killed) its files stay with nobody answering.
+func TestStoppedDemoHomeSaysSo(t *testing.T) {
+	d, err := startDemo(freeport.Addr(t), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := d.home.dir
+	d.Close()
+	t.Setenv("SUBPOOL_HOME", home)
+	for _, args := range [][]string{{"list"}, {"history"}, {"events"}} {
+		if code, out, errs := cli(t, "", args...); code != 1 || !strings.Contains(errs, "not running any more") || !isOneLine(errs) {
+			t.Errorf("%v after the demo stopped: %d %q %q", args, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Fatalf("a verb made the stopped demo's home again: %v", err)
+	}
+
+	killed := t.TempDir()
+	h := &demoHome{dir: killed}
+	if err := h.publish(demoConfig("http://127.0.0.1:1", "127.0.0.1:1"), freeport.Addr(t), "token"); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, "", "list", "--home", killed); code != 1 || !strings.Contains(errs, "not running any more") {
+		t.Errorf("list on a killed demo's home: %d %q", code, errs)
+	}
+}
