@@ -34,7 +34,6 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	return m, s
 }
 
-
 // On a terminal add-key asks for the key and reads it with echo off (it
 // refused, asking for a pipe); the key never shows on the terminal, and
 // the terminal's echo is back afterwards.

@@ -31,16 +31,16 @@ func init() {
 	commands = []command{
 		{"serve", "[--listen ADDR] [--home DIR]", "run the proxy and admin API in the foreground (what the login service runs)", cmdServe},
 		{"demo", "[--listen ADDR] [--home DIR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
-		{"add-key", "PROVIDER --label L", "store an API key read from stdin in the keychain", cmdAddKey},
+		{"add-key", "PROVIDER --label L", "store an API key in the keychain (asked for on a terminal, else read from stdin)", cmdAddKey},
 		{"login", "anthropic|openai|google [--label L] [--no-browser]", "log in to a Claude, ChatGPT or Google (Gemini CLI) subscription in the browser", cmdLogin},
 		{"import", "claude-code|codex|gemini-cli [--label L]", "import the login Claude Code, Codex CLI or Gemini CLI holds, kept in step with it", cmdImport},
 		{"list", "[--json]", "every credential: state, cooldown left, utilization", cmdList},
-		{"remove", "ID", "remove a credential and its secret", cmdRemove},
-		{"pause", "ID", "stop using a credential until resumed", cmdPause},
-		{"resume", "ID", "use a paused credential again", cmdResume},
-		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
-		{"reserve", "ID PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
-		{"tools", "ID all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
+		{"remove", "ID|LABEL", "remove a credential and its secret", cmdRemove},
+		{"pause", "ID|LABEL", "stop using a credential until resumed", cmdPause},
+		{"resume", "ID|LABEL", "use a paused credential again", cmdResume},
+		{"reset", "ID|LABEL", "clear a credential's cooldowns and payment parks now", cmdReset},
+		{"reserve", "ID|LABEL PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
+		{"tools", "ID|LABEL all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
 		{"env", "claude-code|codex|gemini-cli|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
 		{"client", "add NAME|list|revoke NAME", "one client key per tool: add (limits optional), list, revoke", cmdClient},
 		{"reload", "", "have the running proxy read config.toml again (edits are also noticed by themselves)", cmdReload},
@@ -99,14 +99,14 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `subpool pools your AI subscriptions and API keys behind one local endpoint.
 
 Usage:
-  subpool                      the tray app (starts the proxy in-process if none runs)
+  subpool [--home DIR]         the tray app (starts the proxy in-process if none runs)
 `)
 	for _, c := range commands {
 		fmt.Fprintf(w, "  subpool %-20s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Every command takes --home DIR (default $SUBPOOL_HOME, else your config folder/subpool)
-and answers --help.
+and answers --help (or: subpool help COMMAND). A credential is named by its ID or its label.
 
 Routes on the proxy (default http://127.0.0.1:8787):
   POST /v1/messages, /v1/messages/count_tokens           -> anthropic pool
