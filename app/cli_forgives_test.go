@@ -110,6 +110,9 @@ func TestSuggestionsAndAliases(t *testing.T) {
 		{"", []string{"history", "--class", "rate-limit", "--home", home}, `did you mean "rate_limit"`},
 		{"", []string{"history", "--class", "garbage", "--home", home}, "is not a class"},
 		{"", []string{"reserve", "anthropic-1a2b3c", "-5", "--home", home}, `"-5" is not a percent`},
+		{"", []string{"client", "lsit", "--home", home}, `did you mean "list"`},
+		{"", []string{"client", "add", "aider", "--providers", "anthropic,opneai", "--home", home}, `did you mean "openai"`},
+		{"", []string{"classify", "--provider", "antropic", "--status", "429"}, `did you mean "anthropic"`},
 	} {
 		code, out, errs := cli(t, tc.stdin, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) || !isOneLine(errs) {
@@ -119,6 +122,12 @@ func TestSuggestionsAndAliases(t *testing.T) {
 	code, out, errs := cli(t, keyA, "add-key", "claude", "--label", "alias", "--home", home)
 	if code != 0 || !strings.Contains(out, "(anthropic, alias)") {
 		t.Errorf("add-key claude: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := cli(t, "", "client", "add", "aider", "--providers", "claude", "--home", home); code != 0 {
+		t.Errorf("client add --providers claude: %d %q", code, errs)
+	}
+	if code, out, errs := cli(t, "", "classify", "--provider", "claude", "--status", "429"); code != 0 || !strings.Contains(out, `"rate_limit"`) {
+		t.Errorf("classify --provider claude: %d %q %q", code, out, errs)
 	}
 	for _, tool := range []string{"claude", "gemini"} {
 		if code, out, errs := cli(t, "", "env", tool, "--home", home); code != 0 || !strings.Contains(out, "_BASE_URL=") {

@@ -197,9 +197,12 @@ func classifyProfile(provider, limitScope string) (p *classify.Profile, why stri
 	if provider == "" {
 		return nil, "--provider is required: one of " + strings.Join(classify.Names(), ", ")
 	}
+	if a, ok := providerAliases[strings.ToLower(provider)]; ok && classify.Lookup(provider) == nil {
+		provider = a // claude, gemini: the one table of names every verb reads
+	}
 	p = classify.Lookup(provider)
 	if p == nil {
-		return nil, fmt.Sprintf("unknown --provider %q: use one of %s", provider, strings.Join(classify.Names(), ", "))
+		return nil, fmt.Sprintf("unknown --provider %q:%s use one of %s", provider, suggestName(strings.ToLower(provider), classify.Names(), providerAliases), strings.Join(classify.Names(), ", "))
 	}
 	switch strings.ToLower(limitScope) {
 	case "", classify.LimitCredential:

@@ -85,7 +85,7 @@ func TestClassifyBadFlags(t *testing.T) {
 		says string // what the one line must name
 	}{
 		{"no provider", []string{"--status", "429"}, "--provider"},
-		{"unknown provider", []string{"--provider", "gemini", "--status", "429"}, `"gemini"`},
+		{"unknown provider", []string{"--provider", "mistral", "--status", "429"}, `"mistral"`},
 		{"no status", []string{"--provider", "openai"}, "--status"},
 		{"status not a number", []string{"--provider", "openai", "--status", "many"}, `"many"`},
 		{"status out of range", []string{"--provider", "openai", "--status", "42"}, "--status"},

@@ -64,7 +64,7 @@ Example:
 	case "revoke":
 		return cmdClientRevoke(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "subpool client: unknown subcommand %q; use add, list or revoke\n", args[0])
+	fmt.Fprintf(stderr, "subpool client: unknown subcommand %q;%s use add, list or revoke\n", args[0], didYouMean(args[0], []string{"add", "list", "revoke"}))
 	return 2
 }
 
@@ -91,6 +91,18 @@ func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
 	home := f.String("home", "", "home folder")
 	if code, done := f.parseArgs(args, 1, "name one client, e.g. subpool client add aider", stdout, stderr); done {
 		return code
+	}
+	if len(provs) > 0 {
+		_, cfg, err := homeConfig(*home)
+		if err != nil {
+			return fail(stderr, "client add", err)
+		}
+		for i, p := range provs {
+			if provs[i], err = resolveName(p, "provider", cfg.ProviderNames(), providerAliases); err != nil {
+				fmt.Fprintf(stderr, "subpool client add: --providers: %v\n", err)
+				return 2
+			}
+		}
 	}
 	added, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) (api.ClientAdded, error) {
 		return ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
