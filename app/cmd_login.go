@@ -68,23 +68,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The address stands alone on its line, so a script (or a person on
 	// another machine) can take it whole.
 	fmt.Fprintf(out, "To log in to %s, open this address:\n\n%s\n\n", subscriptionName(provider), l.URL())
-	opened := false
-	if !*noBrowser {
-		if err := openBrowser(l.URL()); err != nil {
-			fmt.Fprintf(out, "(no browser opened: %v)\n", err)
-		} else {
-			opened = true
-		}
-	}
-	if l.Listening() {
-		fmt.Fprintf(out, "Waiting up to %.0f minutes for the browser to come back (Ctrl-C to stop)… On another machine? Paste here the address the browser ended on, then Enter.\n", terminalLoginTimeout.Minutes())
-	} else {
-		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", p.RedirectURI)
-	}
-	// The end of stdin ends the login when nothing else can: no browser
-	// was opened here, or a person pressed Ctrl-D on the terminal.
-	f0, isFile := stdin.(*os.File)
-	eofEnds := !opened || isFile && isTerminal(f0)
+	eofEnds := sendToBrowser(out, l, p.RedirectURI, !*noBrowser, stdin)
 	tok, err := awaitLogin(ctx, l, stdin, out, eofEnds)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -113,6 +97,28 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(out, "added %s (%s, %s)\n", id, provider, lbl)
 	return 0
+}
+
+// sendToBrowser opens the login's address (when open) and says what to
+// do next. It reports whether the end of stdin should end the login:
+// when nothing else can (no browser was opened here), or when a person
+// pressed Ctrl-D on the terminal.
+func sendToBrowser(out io.Writer, l *oauth.Login, redirectURI string, open bool, stdin io.Reader) (eofEnds bool) {
+	opened := false
+	if open {
+		if err := openBrowser(l.URL()); err != nil {
+			fmt.Fprintf(out, "(no browser opened: %v)\n", err)
+		} else {
+			opened = true
+		}
+	}
+	if l.Listening() {
+		fmt.Fprintf(out, "Waiting up to %.0f minutes for the browser to come back (Ctrl-C to stop)… On another machine? Paste here the address the browser ended on, then Enter.\n", terminalLoginTimeout.Minutes())
+	} else {
+		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", redirectURI)
+	}
+	f, isFile := stdin.(*os.File)
+	return !opened || isFile && isTerminal(f)
 }
 
 func subscriptionName(provider string) string {

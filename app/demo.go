@@ -153,45 +153,9 @@ func startDemoIn(listen string, h *demoHome, logf func(string, ...any)) (*demo, 
 		return nil, err
 	}
 	for _, c := range demoCreds {
-		req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
-		switch {
-		case c.key == "" && c.provider == config.Google:
-			// Google knows a login by its tokens and its Code Assist
-			// project, which a real login asks for once and stores.
-			t := oa.GrantGoogle(demoGoogleLogin)
-			req.Kind = api.KindOAuth
-			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
-				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "email": t.Email, "project": t.Project}
-			if err := startGoogleDay(up, t.Access, t.Project); err != nil {
-				logf("warning: the demo's Google login starts its day empty: %v", err)
-			}
-		case c.key == "":
-			t := oa.Grant(c.provider)
-			req.Kind = api.KindOAuth
-			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
-				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
-		case c.provider == config.Google:
-			up.AddGoogleKey(c.key) // Google refuses keys it never issued
-		}
-		id, err := s.AddCredential(context.Background(), req)
-		if err != nil {
+		if err := d.add(c, logf); err != nil {
 			d.Close()
 			return nil, err
-		}
-		d.ids[c.label] = id
-		// A Claude login serves Claude Code only, and the demo's own
-		// traffic is no Claude Code: it says what it is (Go's
-		// User-Agent), since subpool never passes one client off as
-		// another. The demo's logins are simulated, so no one is billed
-		// extra usage: they are opened to every tool, as `subpool tools ID
-		// all` would, and the traffic shows rotation, cooldowns and waits
-		// on them. The tray's "Let other tools use this login" closes one
-		// again, and the demo's requests then go round it.
-		if api.SubscriptionTool(c.provider, req.Kind) != "" {
-			if err := s.SetOtherTools(context.Background(), id, true); err != nil {
-				d.Close()
-				return nil, err
-			}
 		}
 	}
 	if s.History() != nil {
@@ -201,6 +165,48 @@ func startDemoIn(listen string, h *demoHome, logf func(string, ...any)) (*demo, 
 	}
 	d.armWindows()
 	return d, nil
+}
+
+// add gives the demo credential c: a key, or a login granted by the
+// simulated OAuth server.
+func (d *demo) add(c demoCred, logf func(string, ...any)) error {
+	req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
+	switch {
+	case c.key == "" && c.provider == config.Google:
+		// Google knows a login by its tokens and its Code Assist
+		// project, which a real login asks for once and stores.
+		t := d.oauth.GrantGoogle(demoGoogleLogin)
+		req.Kind = api.KindOAuth
+		req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+			"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "email": t.Email, "project": t.Project}
+		if err := startGoogleDay(d.sim, t.Access, t.Project); err != nil {
+			logf("warning: the demo's Google login starts its day empty: %v", err)
+		}
+	case c.key == "":
+		t := d.oauth.Grant(c.provider)
+		req.Kind = api.KindOAuth
+		req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+			"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
+	case c.provider == config.Google:
+		d.sim.AddGoogleKey(c.key) // Google refuses keys it never issued
+	}
+	id, err := d.srv.AddCredential(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	d.ids[c.label] = id
+	// A Claude login serves Claude Code only, and the demo's own
+	// traffic is no Claude Code: it says what it is (Go's
+	// User-Agent), since subpool never passes one client off as
+	// another. The demo's logins are simulated, so no one is billed
+	// extra usage: they are opened to every tool, as `subpool tools ID
+	// all` would, and the traffic shows rotation, cooldowns and waits
+	// on them. The tray's "Let other tools use this login" closes one
+	// again, and the demo's requests then go round it.
+	if api.SubscriptionTool(c.provider, req.Kind) != "" {
+		return d.srv.SetOtherTools(context.Background(), id, true)
+	}
+	return nil
 }
 
 // secret is what the simulated upstream sees from label now: its key, or
