@@ -156,6 +156,16 @@ func TestDemoRefusesARealHome(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != "listen = \"127.0.0.1:8787\"\n" {
 		t.Fatalf("the real home's config was touched: %q", b)
 	}
+	// A SUBPOOL_HOME in the environment is the person's home, never the
+	// demo's: the demo makes its own and leaves that one as it was.
+	t.Setenv("SUBPOOL_HOME", home)
+	code, out, errs := cli(t, "", "demo", "--listen", freeport.Addr(t), "--for", "100ms")
+	if code != 0 || strings.Contains(out, "SUBPOOL_HOME="+home+"\n") {
+		t.Fatalf("demo with SUBPOOL_HOME set: %d %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 1 {
+		t.Fatalf("the demo wrote in $SUBPOOL_HOME: %v", entries)
+	}
 }
 
 // A taken address: given with --listen, the error says to choose another
