@@ -105,6 +105,9 @@ func tuneGC() (gcPercent int) {
 
 // homeConfig loads the home's config for client verbs.
 func homeConfig(homeFlag string) (string, config.Config, error) {
+	if p, err := homePath(homeFlag); err == nil && isGoneDemoHome(p) {
+		return "", config.Config{}, demoStopped(p)
+	}
 	home, err := resolveHome(homeFlag)
 	if err != nil {
 		return "", config.Config{}, err
@@ -133,20 +136,45 @@ func runningClient(ctx context.Context, home string, cfg config.Config) (*client
 	return nil, fmt.Errorf("the proxy on %s did not answer properly: %v", cfg.Listen, err)
 }
 
-// findCredential is the status of credential id, or api.ErrNotFound.
-func findCredential(ctx context.Context, b admin.Backend, id string) (api.CredentialStatus, error) {
+// findCredential is the status of the credential ref names: its ID, or a
+// label only one credential has. A label two share is an error naming
+// both IDs; none is api.ErrNotFound wrapped with what to do.
+func findCredential(ctx context.Context, b admin.Backend, ref string) (api.CredentialStatus, error) {
 	st, err := b.Status(ctx)
 	if err != nil {
 		return api.CredentialStatus{}, err
 	}
+	var byLabel []api.CredentialStatus
 	for _, p := range st.Providers {
 		for _, c := range p.Credentials {
-			if c.ID == id {
+			if c.ID == ref {
 				return c, nil
+			}
+			if strings.EqualFold(c.Label, ref) {
+				byLabel = append(byLabel, c)
 			}
 		}
 	}
-	return api.CredentialStatus{}, api.ErrNotFound
+	switch len(byLabel) {
+	case 0:
+		return api.CredentialStatus{}, fmt.Errorf("%w: no credential has the ID or label %q; `subpool list` shows them", api.ErrNotFound, ref)
+	case 1:
+		return byLabel[0], nil
+	}
+	var ids []string
+	for _, c := range byLabel {
+		ids = append(ids, c.ID+" ("+c.Provider+")")
+	}
+	return api.CredentialStatus{}, fmt.Errorf("%w: the label %q names %d credentials: %s; give the ID", api.ErrBadRequest, ref, len(ids), strings.Join(ids, ", "))
+}
+
+// notFoundErr is err, with a credential the proxy does not know said as
+// what to do.
+func notFoundErr(err error, ref string) error {
+	if errors.Is(err, api.ErrNotFound) {
+		return fmt.Errorf("no credential has the ID or label %q; `subpool list` shows them", ref)
+	}
+	return err
 }
 
 // onHome runs fn against the home homeFlag names: through the proxy that
@@ -167,6 +195,9 @@ func onHome[T any](homeFlag string, remote func(c *client.Client, home string, c
 	}
 	if c != nil {
 		return fn(ctx, remote(c, home, cfg))
+	}
+	if isDemoHome(home) {
+		return demoStopped(home) // opened in place it would look empty
 	}
 	v, closer, err := local(home, cfg)
 	if err != nil {
@@ -205,7 +236,7 @@ func openInPlace(home string, cfg config.Config) (*daemon.Daemon, error) {
 }
 
 func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("add-key", "PROVIDER --label L [--proxy URL] [--home DIR]", "Reads an API key from stdin (so it stays out of your shell history) and stores it in the keychain.\nExample: pbpaste | subpool add-key anthropic --label work")
+	f := newFlags("add-key", "PROVIDER --label L [--proxy URL] [--home DIR]", "Stores an API key in the keychain. On a terminal it asks for the key (not shown as you type);\notherwise it reads the key from stdin, so it stays out of your shell history. A key or label\nthe home already holds is refused.\nExample: pbpaste | subpool add-key anthropic --label work")
 	label := f.String("label", "", "a name you will recognise, e.g. work")
 	proxyURL := f.String("proxy", "", "this key's own egress proxy, http:// or socks5:// (default: [network] proxy)")
 	home := f.String("home", "", "home folder")
@@ -216,30 +247,65 @@ func cmdAddKey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "subpool add-key: --label is required, e.g. --label work")
 		return 2
 	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	_, cfg, err := homeConfig(*home)
 	if err != nil {
 		return fail(stderr, "add-key", err)
 	}
-	key := strings.TrimSpace(string(b))
-	if key == "" {
-		fmt.Fprintln(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key anthropic --label work`")
+	provider, err := resolveName(f.pos[0], "provider", cfg.ProviderNames(), providerAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool add-key: %v\n", err)
 		return 2
 	}
+	key, code := readKey(stdin, stderr, provider)
+	if code != 0 {
+		return code
+	}
 	id, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (string, error) {
-		return b.AddCredential(ctx, api.AddCredential{Provider: f.pos[0], Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}, Proxy: *proxyURL})
+		return b.AddCredential(ctx, api.AddCredential{Provider: provider, Label: *label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}, Proxy: *proxyURL})
 	})
 	if err != nil {
 		return fail(stderr, "add-key", cleanAPIErr(err))
 	}
-	fmt.Fprintf(stdout, "added %s (%s, %s)\n", id, f.pos[0], *label)
+	fmt.Fprintf(stdout, "added %s (%s, %s)\n", id, provider, *label)
+	// Said once it is added, so a refusal stays one line.
+	if w := keyShapeWarning(provider, key); w != "" {
+		fmt.Fprintf(stderr, "subpool add-key: warning: %s\n", w)
+	}
 	return 0
+}
+
+// readKey is the API key: asked for, unechoed, on a terminal; else read
+// from stdin. A non-zero code means it was reported.
+func readKey(stdin io.Reader, stderr io.Writer, provider string) (string, int) {
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		key, err := readHidden(f, func() { fmt.Fprintf(stderr, "%s API key (not shown): ", provider) })
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", fail(stderr, "add-key", fmt.Errorf("cannot read the key from the terminal: %v; pipe it in instead", err))
+		}
+		if key = strings.TrimSpace(key); key == "" {
+			fmt.Fprintln(stderr, "subpool add-key: no key given; paste the key, then Enter")
+			return "", 2
+		}
+		return key, 0
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 64<<10))
+	if err != nil {
+		return "", fail(stderr, "add-key", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		fmt.Fprintf(stderr, "subpool add-key: no key on stdin; pipe it in, e.g. `echo \"$KEY\" | subpool add-key %s --label work`, or run it on a terminal to be asked\n", provider)
+		return "", 2
+	}
+	return key, 0
 }
 
 // cleanAPIErr drops the sentinel prefix ("bad request: ") that the admin
 // API adds for its status mapping; a person needs only the reason.
 func cleanAPIErr(err error) error {
 	msg := err.Error()
-	for _, p := range []string{api.ErrBadRequest.Error() + ": ", api.ErrUnsupported.Error() + ": "} {
+	for _, p := range []string{api.ErrBadRequest.Error() + ": ", api.ErrUnsupported.Error() + ": ", api.ErrConflict.Error() + ": "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return errors.New(msg)
@@ -249,7 +315,7 @@ func cmdList(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("list", "[--json] [--home DIR]", "Lists every credential: provider, label, kind, which tools it serves (subpool tools), state (with any pace learned\nfrom 429s that named no reset), cooldown left, utilization.")
 	asJSON := f.Bool("json", false, "print the status as JSON, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	st, err := fromBackend(*home, func(ctx context.Context, b admin.Backend) (api.Status, error) {
@@ -357,18 +423,22 @@ var (
 // credential ID it is given and prints done and the ID.
 func idVerb(name, summary, done string, op func(admin.Backend, context.Context, string) error) func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-		f := newFlags(name, "ID [--home DIR]", summary)
+		f := newFlags(name, "ID|LABEL [--home DIR]", summary+"\nExample: subpool "+name+" anthropic-1a2b3c")
 		home := f.String("home", "", "home folder")
-		if code, stop := f.parseArgs(args, 1, "name one credential ID (see `subpool list`)", stdout, stderr); stop {
+		if code, stop := f.parseArgs(args, 1, "name one credential by its ID or label (see `subpool list`)", stdout, stderr); stop {
 			return code
 		}
-		id := f.pos[0]
-		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error { return op(b, ctx, id) })
-		if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
-			err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
-		}
+		ref, id := f.pos[0], ""
+		err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
+			c, err := findCredential(ctx, b, ref)
+			if err != nil {
+				return err
+			}
+			id = c.ID
+			return op(b, ctx, id)
+		})
 		if err != nil {
-			return fail(stderr, name, err)
+			return fail(stderr, name, cleanAPIErr(notFoundErr(err, ref)))
 		}
 		fmt.Fprintf(stdout, "%s %s\n", done, id)
 		return 0
@@ -381,9 +451,9 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code, done := f.parseArgs(args, 1, "name one tool: claude-code, codex, gemini-cli, opencode or shell", stdout, stderr); done {
 		return code
 	}
-	tool := f.pos[0]
-	if _, ok := setupTools[tool]; !ok {
-		fmt.Fprintf(stderr, "subpool env: unknown tool %q; use claude-code, codex, gemini-cli, opencode or shell\n", tool)
+	tool, err := resolveName(f.pos[0], "tool", envTools, toolAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool env: %v\n", err)
 		return 2
 	}
 	h, cfg, err := homeConfig(*home)
@@ -400,7 +470,8 @@ func cmdEnv(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var setupTools = map[string]bool{"claude-code": true, "codex": true, "gemini-cli": true, "opencode": true, "shell": true}
+// envTools are the tools `subpool env` knows, in the order help lists them.
+var envTools = []string{"claude-code", "codex", "gemini-cli", "opencode", "shell"}
 
 // setupText is what `subpool env` prints and the tray copies.
 func setupText(tool, base, key string) string {
@@ -463,7 +534,7 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("events", "[--json] [--home DIR]", "Prints the proxy's decisions as they happen: cooldowns, rotations, waits, refreshes, finished requests.")
 	asJSON := f.Bool("json", false, "one JSON object per line, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	h, cfg, err := homeConfig(*home)
@@ -476,6 +547,9 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "events", err)
 	}
+	if c == nil && isDemoHome(h) {
+		return fail(stderr, "events", demoStopped(h))
+	}
 	if c == nil {
 		return fail(stderr, "events", fmt.Errorf("no proxy answers on %s; start one with `subpool serve`", daemon.LiveAddr(h, cfg)))
 	}
@@ -484,11 +558,11 @@ func cmdEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for ev := range c.Events(ctx) {
 		if *asJSON {
 			enc.Encode(ev)
-			continue
+		} else {
+			names.learn(ev)
+			fmt.Fprintln(stdout, describeEvent(ev, names))
 		}
-		names.learn(ev)
-		fmt.Fprintln(stdout, describeEvent(ev, names))
-		if ev.Type == "unauthorized" {
+		if ev.Type == client.EventUnauthorized {
 			return 1
 		}
 	}

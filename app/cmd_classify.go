@@ -15,7 +15,7 @@ import (
 	"github.com/subpool/subpool/proxy/classify"
 )
 
-const classifyUsage = `usage: subpool classify --provider P --status N [--header 'K: V']... [--body FILE|-]
+const classifyUsage = `Usage: subpool classify --provider P --status N [--header 'K: V']... [--body FILE|-]
 
 Says what subpool would make of an upstream's answer, without sending
 anything anywhere: prints one JSON line
@@ -36,6 +36,9 @@ retry_after_ms is 0 when the answer gives no usable time.
                     answers that carry reset timestamps
 
 docs/providers.md explains every rule.
+
+Example:
+  subpool classify --provider anthropic --status 429 --header 'retry-after: 30'
 `
 
 // maxClassifyBody bounds what is read from --body; the classifier reads
@@ -194,9 +197,12 @@ func classifyProfile(provider, limitScope string) (p *classify.Profile, why stri
 	if provider == "" {
 		return nil, "--provider is required: one of " + strings.Join(classify.Names(), ", ")
 	}
+	if a, ok := providerAliases[strings.ToLower(provider)]; ok && classify.Lookup(provider) == nil {
+		provider = a // claude, gemini: the one table of names every verb reads
+	}
 	p = classify.Lookup(provider)
 	if p == nil {
-		return nil, fmt.Sprintf("unknown --provider %q: use one of %s", provider, strings.Join(classify.Names(), ", "))
+		return nil, fmt.Sprintf("unknown --provider %q:%s use one of %s", provider, suggestName(strings.ToLower(provider), classify.Names(), providerAliases), strings.Join(classify.Names(), ", "))
 	}
 	switch strings.ToLower(limitScope) {
 	case "", classify.LimitCredential:

@@ -85,7 +85,7 @@ func TestClassifyBadFlags(t *testing.T) {
 		says string // what the one line must name
 	}{
 		{"no provider", []string{"--status", "429"}, "--provider"},
-		{"unknown provider", []string{"--provider", "gemini", "--status", "429"}, `"gemini"`},
+		{"unknown provider", []string{"--provider", "mistral", "--status", "429"}, `"mistral"`},
 		{"no status", []string{"--provider", "openai"}, "--status"},
 		{"status not a number", []string{"--provider", "openai", "--status", "many"}, `"many"`},
 		{"status out of range", []string{"--provider", "openai", "--status", "42"}, "--status"},
@@ -120,7 +120,7 @@ func TestClassifyBadFlags(t *testing.T) {
 func TestClassifyHelp(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
 		code, out, errOut := runClassify(t, "", arg)
-		if code != 0 || errOut != "" || !strings.Contains(out, "usage: subpool classify --provider") {
+		if code != 0 || errOut != "" || !strings.Contains(out, "Usage: subpool classify --provider") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, out, errOut)
 		}
 	}

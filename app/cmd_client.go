@@ -50,6 +50,9 @@ the key named after the tool). Limits: --providers (anthropic, openai, ...)
 and --models ('*' matches any characters, e.g. claude-*); anything else gets
 a 403 and never reaches an upstream. The key of earlier versions is "default".
 Every subcommand takes --home DIR.
+
+Example:
+  subpool client add aider --providers anthropic --models 'claude-*'
 `)
 		return 0
 	}
@@ -61,7 +64,7 @@ Every subcommand takes --home DIR.
 	case "revoke":
 		return cmdClientRevoke(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "subpool client: unknown subcommand %q; use add, list or revoke\n", args[0])
+	fmt.Fprintf(stderr, "subpool client: unknown subcommand %q;%s use add, list or revoke\n", args[0], didYouMean(args[0], []string{"add", "list", "revoke"}))
 	return 2
 }
 
@@ -89,6 +92,18 @@ func cmdClientAdd(args []string, stdout, stderr io.Writer) int {
 	if code, done := f.parseArgs(args, 1, "name one client, e.g. subpool client add aider", stdout, stderr); done {
 		return code
 	}
+	if len(provs) > 0 {
+		_, cfg, err := homeConfig(*home)
+		if err != nil {
+			return fail(stderr, "client add", err)
+		}
+		for i, p := range provs {
+			if provs[i], err = resolveName(p, "provider", cfg.ProviderNames(), providerAliases); err != nil {
+				fmt.Fprintf(stderr, "subpool client add: --providers: %v\n", err)
+				return 2
+			}
+		}
+	}
 	added, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) (api.ClientAdded, error) {
 		return ops.AddClient(ctx, api.AddClient{Name: f.pos[0], Providers: provs, Models: models})
 	})
@@ -104,7 +119,7 @@ func cmdClientList(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("client list", "[--json] [--home DIR]", "Lists the client keys by name, with their limits and requests in flight; never a key.")
 	asJSON := f.Bool("json", false, "JSON, for scripts")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	list, err := fromBackend(*home, func(ctx context.Context, ops admin.Backend) ([]api.ClientStatus, error) {

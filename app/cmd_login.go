@@ -25,18 +25,9 @@ import (
 // terminalLoginTimeout bounds `subpool login`; Ctrl-C ends it sooner.
 const terminalLoginTimeout = 15 * time.Minute
 
-// subscriptionProvider maps what people type to the pool a login joins.
-func subscriptionProvider(name string) (string, bool) {
-	switch strings.ToLower(name) {
-	case "anthropic", "claude":
-		return config.Anthropic, true
-	case "openai", "chatgpt", "codex":
-		return config.OpenAI, true
-	case "google", "gemini", "gemini-cli":
-		return config.Google, true
-	}
-	return "", false
-}
+// subscriptions are the providers with a subscription login, in the
+// order a person reads them; providerAliases names them the way people do.
+var subscriptions = []string{config.Anthropic, config.OpenAI, config.Google}
 
 func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("login", "anthropic|openai|google [--label L] [--no-browser] [--proxy URL] [--home DIR]",
@@ -49,9 +40,10 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, done := f.parseArgs(args, 1, "name one subscription: anthropic (Claude), openai (ChatGPT) or google (Gemini)", stdout, stderr); done {
 		return code
 	}
-	provider, ok := subscriptionProvider(f.pos[0])
-	if !ok {
-		fmt.Fprintf(stderr, "subpool login: %q has no subscription login; use anthropic (Claude), openai (ChatGPT) or google (Gemini), or `subpool add-key` for API keys\n", f.pos[0])
+	provider, err := resolveName(f.pos[0], "subscription", subscriptions, providerAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool login: %q has no subscription login;%s use anthropic (Claude), openai (ChatGPT) or google (Gemini), or `subpool add-key` for API keys\n",
+			f.pos[0], suggestName(strings.ToLower(f.pos[0]), subscriptions, providerAliases))
 		return 2
 	}
 	_, cfg, err := homeConfig(*home)
@@ -82,17 +74,8 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The address stands alone on its line, so a script (or a person on
 	// another machine) can take it whole.
 	fmt.Fprintf(out, "To log in to %s, open this address:\n\n%s\n\n", subscriptionName(provider), l.URL())
-	if !*noBrowser {
-		if err := openBrowser(l.URL()); err != nil {
-			fmt.Fprintf(out, "(no browser opened: %v)\n", err)
-		}
-	}
-	if l.Listening() {
-		fmt.Fprintln(out, "Waiting for the browser to come back… On another machine? Paste here the address the browser ended on, then Enter.")
-	} else {
-		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", p.RedirectURI)
-	}
-	tok, err := awaitLogin(ctx, l, stdin, out)
+	eofEnds := sendToBrowser(out, l, p.RedirectURI, !*noBrowser, stdin)
+	tok, err := awaitLogin(ctx, l, stdin, out, eofEnds)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = errors.New("the login was not finished in time; run it again")
@@ -122,6 +105,28 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// sendToBrowser opens the login's address (when open) and says what to
+// do next. It reports whether the end of stdin should end the login:
+// when nothing else can (no browser was opened here), or when a person
+// pressed Ctrl-D on the terminal.
+func sendToBrowser(out io.Writer, l *oauth.Login, redirectURI string, open bool, stdin io.Reader) (eofEnds bool) {
+	opened := false
+	if open {
+		if err := openBrowser(l.URL()); err != nil {
+			fmt.Fprintf(out, "(no browser opened: %v)\n", err)
+		} else {
+			opened = true
+		}
+	}
+	if l.Listening() {
+		fmt.Fprintf(out, "Waiting up to %.0f minutes for the browser to come back (Ctrl-C to stop)… On another machine? Paste here the address the browser ended on, then Enter.\n", terminalLoginTimeout.Minutes())
+	} else {
+		fmt.Fprintf(out, "After logging in, the browser goes to %s, which shows an error page here: paste its address (or the code shown), then Enter.\n", redirectURI)
+	}
+	f, isFile := stdin.(*os.File)
+	return !opened || isFile && isTerminal(f)
+}
+
 func subscriptionName(provider string) string {
 	switch provider {
 	case config.Anthropic:
@@ -135,7 +140,11 @@ func subscriptionName(provider string) string {
 // awaitLogin finishes l by whichever comes first: the browser at the
 // callback, or a line pasted on stdin. A bad paste is reported and the
 // user may paste again.
-func awaitLogin(ctx context.Context, l *oauth.Login, stdin io.Reader, out io.Writer) (oauth.Tokens, error) {
+//
+// When stdin ends, a login that cannot listen for the browser has nothing
+// left to finish it; with eofEnds, neither has one that can (no browser
+// was opened, or the person pressed Ctrl-D).
+func awaitLogin(ctx context.Context, l *oauth.Login, stdin io.Reader, out io.Writer, eofEnds bool) (oauth.Tokens, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -168,9 +177,12 @@ func awaitLogin(ctx context.Context, l *oauth.Login, stdin io.Reader, out io.Wri
 				}
 				fmt.Fprintf(out, "That did not work: %v. Paste the address again, or press Ctrl-C.\n", err)
 			}
-			if !l.Listening() {
+			switch {
+			case !l.Listening():
 				// Nothing else can finish the login now.
 				done <- result{err: errors.New("no address was pasted; run the login again and paste the address the browser ended on")}
+			case eofEnds:
+				done <- result{err: errors.New("input ended before the login finished; open the address in a browser (--no-browser only prints it) and paste where it ended on a terminal, or let the browser come back")}
 			}
 		}()
 	}
@@ -227,19 +239,21 @@ func cmdImport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		err      error
 		provider string
 	)
-	switch f.pos[0] {
-	case oauth.SourceClaudeCode, "claude":
+	cli, err := resolveName(f.pos[0], "CLI", []string{oauth.SourceClaudeCode, oauth.SourceCodex, oauth.SourceGeminiCLI}, toolAliases)
+	if err != nil {
+		fmt.Fprintf(stderr, "subpool import: %v\n", err)
+		return 2
+	}
+	switch cli {
+	case oauth.SourceClaudeCode:
 		provider = config.Anthropic
 		src, err = oauth.DetectClaudeCode()
 	case oauth.SourceCodex:
 		provider = config.OpenAI
 		src, err = oauth.DetectCodex()
-	case oauth.SourceGeminiCLI, "gemini":
+	case oauth.SourceGeminiCLI:
 		provider = config.Google
 		src, err = oauth.DetectGeminiCLI()
-	default:
-		fmt.Fprintf(stderr, "subpool import: unknown CLI %q; use claude-code, codex or gemini-cli\n", f.pos[0])
-		return 2
 	}
 	if err != nil {
 		return fail(stderr, "import", err)

@@ -336,7 +336,7 @@ func TestLoginCommandErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if _, err := awaitLogin(t.Context(), l, strings.NewReader("\nnot-a-code\n"), &out); err == nil || !strings.Contains(err.Error(), "no address was pasted") {
+	if _, err := awaitLogin(t.Context(), l, strings.NewReader("\nnot-a-code\n"), &out, false); err == nil || !strings.Contains(err.Error(), "no address was pasted") {
 		t.Fatalf("nothing pasted: %v", err)
 	}
 	if !strings.Contains(out.String(), "That did not work") {

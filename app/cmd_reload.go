@@ -13,7 +13,7 @@ import (
 func cmdReload(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("reload", "[--home DIR]", "Has the running proxy read config.toml again: what can change live applies now, the rest is named. Edits are noticed without it; this is for scripts.")
 	home := f.String("home", "", "home folder")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
 	h, cfg, err := homeConfig(*home)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 // be overwritten or ignored until a restart.
 
 func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("reserve", "ID PERCENT|default [--home DIR]",
+	f := newFlags("reserve", "ID|LABEL PERCENT|default [--home DIR]",
 		"Keeps PERCENT of a subscription's binding window (the 5h or weekly one that limits it) for your own use in claude.ai or ChatGPT: subpool stops sending to it at 100 - PERCENT % until that window resets. `default` follows [usage] reserve again.\nExample: subpool reserve a1b2c3 15")
 	home := f.String("home", "", "home folder")
 	if code, done := f.parseArgs(args, 2, "name one credential ID and a percent, e.g. `subpool reserve ID 15` (see `subpool list`)", stdout, stderr); done {
@@ -36,19 +35,17 @@ func cmdReserve(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		percent = n
 	}
 	var kind string
+	ref := id
 	err := withBackend(*home, func(ctx context.Context, b admin.Backend) error {
-		c, err := findCredential(ctx, b, id)
+		c, err := findCredential(ctx, b, ref)
 		if err != nil {
 			return err
 		}
-		kind = c.Kind
+		kind, id = c.Kind, c.ID
 		return b.Reserve(ctx, id, percent)
 	})
-	if errors.Is(err, api.ErrNotFound) {
-		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
-	}
 	if err != nil {
-		return fail(stderr, "reserve", err)
+		return fail(stderr, "reserve", cleanAPIErr(notFoundErr(err, ref)))
 	}
 	switch {
 	case percent < 0:

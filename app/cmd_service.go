@@ -14,7 +14,7 @@ import (
 	"github.com/subpool/subpool/service"
 )
 
-const serviceUsage = `usage: subpool service install|uninstall|start|stop|status [--home DIR] [--listen ADDR]
+const serviceUsage = `Usage: subpool service install|uninstall|start|stop|status [--home DIR] [--listen ADDR]
 
 Runs ` + "`subpool serve`" + ` at login as a per-user service: a systemd user unit on
 Linux, a LaunchAgent on macOS. Windows has no per-user services: there the
@@ -30,6 +30,9 @@ login item opens the tray, which runs the proxy in-process.
   --listen ADDR  address it listens on (default: listen in config.toml, else 127.0.0.1:8787)
 
 Nothing here needs root. docs/service.md lists the files and how to remove them by hand.
+
+Example:
+  subpool service install && subpool service start
 `
 
 // serviceOptions is nil in production, so the machine's own service manager

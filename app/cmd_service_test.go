@@ -191,7 +191,7 @@ func TestServiceUsage(t *testing.T) {
 	sys := fakeServiceSystem(t)
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"install", "--help"}} {
 		code, out, errs := runService(args...)
-		if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: subpool service ") {
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "Usage: subpool service ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}

@@ -19,7 +19,8 @@ func cmdUpdate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	f := newFlags("update", "[--check] [--home DIR]",
 		"Asks the release feed ([update] feed in config.toml) whether a newer subpool is out; without --check, installs it. "+
 			"Installing replaces a tarball or zip install's binary, only after the release's SHA256SUMS signature verifies against "+
-			"the key built into this binary and the archive matches its checksum; a package install is told to use its package manager.")
+			"the key built into this binary and the archive matches its checksum; a package install is told to use its package manager.\n"+
+			"Example: subpool update --check")
 	check := f.Bool("check", false, "only say whether a newer release exists")
 	homeFlag := f.String("home", "", "home folder (default $SUBPOOL_HOME, else your config folder/subpool)")
 	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {

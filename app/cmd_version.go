@@ -34,7 +34,7 @@ func orUnknown(s string) string {
 }
 
 func cmdVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("version", "[--json]", "Prints this build's version, commit and build date.")
+	f := newFlags("version", "[--json]", "Prints this build's version, commit and build date.\nExample: subpool version --json")
 	asJSON := f.Bool("json", false, "print {version, commit, built} as JSON")
 	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -52,9 +54,13 @@ func demoConfig(oauthURL, listen string) config.Config {
 		p.BaseURL = oauthURL
 		switch name {
 		case config.Anthropic:
+			// The sim's login pages, so a demo login never opens the
+			// real provider's (issue 42).
+			p.AuthorizeURL = oauthURL + "/cai/oauth/authorize"
 			p.TokenURL = oauthURL + "/v1/oauth/token"
 			p.UsageURL = oauthURL + "/api/oauth/usage"
 		case config.OpenAI:
+			p.AuthorizeURL = oauthURL + "/oauth/authorize"
 			p.ChatGPTBaseURL = oauthURL + "/backend-api/codex"
 			p.TokenURL = oauthURL + "/oauth/token"
 			p.UsageURL = oauthURL + "/backend-api/wham/usage"
@@ -62,6 +68,7 @@ func demoConfig(oauthURL, listen string) config.Config {
 			// One server answers the Gemini API (keys), Code Assist (the
 			// login) and Google's token endpoint.
 			p.CodeAssistURL = oauthURL
+			p.AuthorizeURL = oauthURL + "/o/oauth2/v2/auth"
 			p.TokenURL = oauthURL + "/token"
 			p.UsageURL = oauthURL + "/v1internal:retrieveUserQuota"
 		}
@@ -89,14 +96,34 @@ type demo struct {
 	keys   keychain.Store
 	ids    map[string]string // label → credential id
 	client *http.Client
-	// histDir holds the demo's history.db; removed on Close.
-	histDir string
+	// home holds what verbs need to reach the demo, its keychain file and
+	// its history.db; cleared on Close.
+	home *demoHome
 	// armed is the access token each login's windows were set on: the sim
 	// knows a login by its token, which a refresh replaces.
 	armed map[string]string
 }
 
+// startDemo starts a demo in a new temp home.
 func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
+	return startDemoAt(listen, "", logf)
+}
+
+// startDemoAt starts a demo on listen in home (see openDemoHome; "" is a
+// new temp folder).
+func startDemoAt(listen, home string, logf func(string, ...any)) (*demo, error) {
+	h, err := openDemoHome(home)
+	if err != nil {
+		return nil, err
+	}
+	d, err := startDemoIn(listen, h, logf)
+	if err != nil {
+		h.Close()
+	}
+	return d, err
+}
+
+func startDemoIn(listen string, h *demoHome, logf func(string, ...any)) (*demo, error) {
 	up := sim.New(sim.Options{Latency: 150 * time.Millisecond, Chunks: 8, ChunkInterval: 60 * time.Millisecond, ChunkText: "pooled "})
 	if err := up.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the simulated upstreams: %v", err)
@@ -107,62 +134,28 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 		return nil, fmt.Errorf("cannot start the simulated OAuth server: %v", err)
 	}
 	cfg := demoConfig(oa.URL(), listen)
-	keys := keychain.NewMemory()
-	histDir, err := demoHistoryDir()
+	keys, err := h.keys()
 	if err != nil {
 		oa.Close()
 		up.Close()
-		return nil, fmt.Errorf("cannot make a folder for the demo's history: %v", err)
+		return nil, fmt.Errorf("cannot open the demo's keychain: %v", err)
 	}
-	s, err := daemon.Start(daemon.Options{Config: &cfg, Keys: keys, Logf: logf, HistoryHome: histDir})
+	s, err := daemon.Start(daemon.Options{Config: &cfg, Keys: keys, Logf: logf, HistoryHome: h.dir})
 	if err != nil {
 		oa.Close()
 		up.Close()
-		os.RemoveAll(histDir)
 		return nil, err
 	}
 	d := &demo{sim: up, oauth: oa, srv: s, keys: keys, ids: map[string]string{}, client: &http.Client{Timeout: time.Minute},
-		armed: map[string]string{}, histDir: histDir}
+		armed: map[string]string{}, home: h}
+	if err := h.publish(cfg, s.Addr(), s.AdminToken()); err != nil {
+		d.Close()
+		return nil, err
+	}
 	for _, c := range demoCreds {
-		req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
-		switch {
-		case c.key == "" && c.provider == config.Google:
-			// Google knows a login by its tokens and its Code Assist
-			// project, which a real login asks for once and stores.
-			t := oa.GrantGoogle(demoGoogleLogin)
-			req.Kind = api.KindOAuth
-			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
-				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "email": t.Email, "project": t.Project}
-			if err := startGoogleDay(up, t.Access, t.Project); err != nil {
-				logf("warning: the demo's Google login starts its day empty: %v", err)
-			}
-		case c.key == "":
-			t := oa.Grant(c.provider)
-			req.Kind = api.KindOAuth
-			req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
-				"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
-		case c.provider == config.Google:
-			up.AddGoogleKey(c.key) // Google refuses keys it never issued
-		}
-		id, err := s.AddCredential(context.Background(), req)
-		if err != nil {
+		if err := d.add(c, logf); err != nil {
 			d.Close()
 			return nil, err
-		}
-		d.ids[c.label] = id
-		// A Claude login serves Claude Code only, and the demo's own
-		// traffic is no Claude Code: it says what it is (Go's
-		// User-Agent), since subpool never passes one client off as
-		// another. The demo's logins are simulated, so no one is billed
-		// extra usage: they are opened to every tool, as `subpool tools ID
-		// all` would, and the traffic shows rotation, cooldowns and waits
-		// on them. The tray's "Let other tools use this login" closes one
-		// again, and the demo's requests then go round it.
-		if api.SubscriptionTool(c.provider, req.Kind) != "" {
-			if err := s.SetOtherTools(context.Background(), id, true); err != nil {
-				d.Close()
-				return nil, err
-			}
 		}
 	}
 	if s.History() != nil {
@@ -172,6 +165,48 @@ func startDemo(listen string, logf func(string, ...any)) (*demo, error) {
 	}
 	d.armWindows()
 	return d, nil
+}
+
+// add gives the demo credential c: a key, or a login granted by the
+// simulated OAuth server.
+func (d *demo) add(c demoCred, logf func(string, ...any)) error {
+	req := api.AddCredential{Provider: c.provider, Label: c.label, Kind: api.KindAPIKey, Secret: map[string]string{"key": c.key}}
+	switch {
+	case c.key == "" && c.provider == config.Google:
+		// Google knows a login by its tokens and its Code Assist
+		// project, which a real login asks for once and stores.
+		t := d.oauth.GrantGoogle(demoGoogleLogin)
+		req.Kind = api.KindOAuth
+		req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+			"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "email": t.Email, "project": t.Project}
+		if err := startGoogleDay(d.sim, t.Access, t.Project); err != nil {
+			logf("warning: the demo's Google login starts its day empty: %v", err)
+		}
+	case c.key == "":
+		t := d.oauth.Grant(c.provider)
+		req.Kind = api.KindOAuth
+		req.Secret = map[string]string{"access_token": t.Access, "refresh_token": t.Refresh,
+			"expires_at": t.ExpiresAt.UTC().Format(time.RFC3339), "id_token": t.IDToken, "account_id": t.AccountID}
+	case c.provider == config.Google:
+		d.sim.AddGoogleKey(c.key) // Google refuses keys it never issued
+	}
+	id, err := d.srv.AddCredential(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	d.ids[c.label] = id
+	// A Claude login serves Claude Code only, and the demo's own
+	// traffic is no Claude Code: it says what it is (Go's
+	// User-Agent), since subpool never passes one client off as
+	// another. The demo's logins are simulated, so no one is billed
+	// extra usage: they are opened to every tool, as `subpool tools ID
+	// all` would, and the traffic shows rotation, cooldowns and waits
+	// on them. The tray's "Let other tools use this login" closes one
+	// again, and the demo's requests then go round it.
+	if api.SubscriptionTool(c.provider, req.Kind) != "" {
+		return d.srv.SetOtherTools(context.Background(), id, true)
+	}
+	return nil
 }
 
 // secret is what the simulated upstream sees from label now: its key, or
@@ -195,7 +230,7 @@ func (d *demo) Close() {
 	d.srv.Shutdown(ctx)
 	d.oauth.Close()
 	d.sim.Close()
-	os.RemoveAll(d.histDir)
+	d.home.Close()
 }
 
 // script is the demo's story, one beat per request: each beat arms the
@@ -313,17 +348,20 @@ func (d *demo) printEvents(ctx context.Context, w io.Writer) {
 }
 
 func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("demo", "[--listen ADDR] [--gui] [--for DURATION]", "Runs the proxy on simulated Claude, ChatGPT and Gemini upstreams with demo credentials that hit\nscripted 429s, overloads, timeouts and a dead login, plus built-in traffic, printing each decision.\nIt keeps everything in memory: your keychain, state and config are never touched.")
-	listen := f.String("listen", "127.0.0.1:8787", "address to listen on")
+	f := newFlags("demo", "[--listen ADDR] [--home DIR] [--gui] [--for DURATION]", "Runs the proxy on simulated Claude, ChatGPT and Gemini upstreams with demo credentials that hit\nscripted 429s, overloads, timeouts and a dead login, plus built-in traffic, printing each decision.\nIt keeps everything in a folder of its own, removed when it stops: your keychain, state and config\nare never touched. Every verb run with the SUBPOOL_HOME it prints reaches it.\nExample: subpool demo --listen 127.0.0.1:9797")
+	listen := f.String("listen", "", "address to listen on (default 127.0.0.1:8787, or a free port when that is taken)")
+	home := f.String("home", "", "the demo's folder: empty or new, removed again when the demo stops (default: a temp folder)")
 	gui := f.Bool("gui", false, "open the tray on the demo")
 	dur := f.Duration("for", 0, "stop after this long (default: until Ctrl-C)")
 	every := f.Duration("every", 1500*time.Millisecond, "time between demo requests")
-	if code, done := f.parse(args, stdout, stderr); done {
+	if code, done := f.parseArgs(args, 0, "", stdout, stderr); done {
 		return code
 	}
-	if err := config.CheckListen(*listen, false, true); err != nil {
-		fmt.Fprintf(stderr, "subpool demo: --listen: %v\n", err)
-		return 2
+	if *listen != "" {
+		if err := config.CheckListen(*listen, false, true); err != nil {
+			fmt.Fprintf(stderr, "subpool demo: --listen: %v\n", err)
+			return 2
+		}
 	}
 	if *gui {
 		// The tray cannot open (no cgo, no display): the demo still runs,
@@ -334,7 +372,7 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
-	d, err := startDemo(*listen, logger.Printf)
+	d, err := startDemoListening(*listen, config.Default().Listen, *home, logger.Printf, stderr)
 	if err != nil {
 		return fail(stderr, "demo", err)
 	}
@@ -347,10 +385,7 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	fmt.Fprintf(stdout, "subpool demo on http://%s — simulated upstreams at %s, %d demo credentials.\n", d.srv.Addr(), d.oauth.URL(), len(demoCreds))
-	fmt.Fprintf(stdout, "Point a client at it:\n%s%s", setupText("shell", "http://"+d.srv.Addr(), d.srv.ClientKey()),
-		setupText("gemini-cli", "http://"+d.srv.Addr(), d.srv.ClientKey()))
-	fmt.Fprintln(stdout, "Decisions as they happen (Ctrl-C to stop):")
+	d.printIntro(stdout)
 	go d.printEvents(ctx, stdout)
 	go d.traffic(ctx, *every)
 	if *gui {
@@ -358,4 +393,51 @@ func cmdDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	<-ctx.Done()
 	return 0
+}
+
+// startDemoListening starts the demo on listen; with none given it takes
+// dflt (the usual address), or a free port when that is taken, and says so.
+func startDemoListening(listen, dflt, home string, logf func(string, ...any), stderr io.Writer) (*demo, error) {
+	addr := listen
+	if addr == "" {
+		addr = dflt
+	}
+	d, err := startDemoAt(addr, home, logf)
+	var inUse *daemon.AddrInUseError
+	if !errors.As(err, &inUse) {
+		return d, err
+	}
+	if listen != "" {
+		return nil, fmt.Errorf("%s is in use; choose another address with --listen, e.g. --listen 127.0.0.1:9797", addr)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	d, err = startDemoAt(net.JoinHostPort(host, "0"), home, logf)
+	if err == nil {
+		held := "another program"
+		if inUse.Subpool {
+			held = "a running subpool"
+		}
+		fmt.Fprintf(stderr, "subpool demo: %s is held by %s, so the demo listens on %s instead (choose with --listen)\n", addr, held, d.srv.Addr())
+	}
+	return d, err
+}
+
+// printIntro says where the demo is and how to reach it: a client's
+// settings, and the SUBPOOL_HOME through which every verb finds it.
+func (d *demo) printIntro(w io.Writer) {
+	base := "http://" + d.srv.Addr()
+	fmt.Fprintf(w, "subpool demo on %s — simulated upstreams at %s, %d demo credentials.\n", base, d.oauth.URL(), len(demoCreds))
+	fmt.Fprintf(w, "Point a client at it:\n%s%s", setupText("shell", base, d.srv.ClientKey()), setupText("gemini-cli", base, d.srv.ClientKey()))
+	fmt.Fprintf(w, "\n# and for subpool's own verbs (list, events, usage, history, login, …) in another shell:\nexport SUBPOOL_HOME=%s\n\n", shellQuote(d.home.dir))
+	fmt.Fprintln(w, "Decisions as they happen (Ctrl-C to stop):")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
 
@@ -11,8 +10,8 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 )
 
-// The demo keeps its history in a temp folder of its own (never the
-// user's home), removed when it stops. Its live traffic lands there like
+// The demo keeps its history in its own home (never the user's),
+// cleared when it stops. Its live traffic lands there like
 // any proxy's; a made-up past month is written first, so the Usage tab
 // has a day and a month to show from the first second, and the running
 // hour grows on top of it.
@@ -21,9 +20,6 @@ import (
 // the sim counts them (a byte in four), so the running hour grows on the
 // chart by a few percent of a busy past hour every minute.
 var demoPrompt = strings.Repeat("Refactor the pool so a cooling credential is skipped. ", 30)
-
-// demoHistoryDir makes the folder the demo's history.db lives in.
-func demoHistoryDir() (string, error) { return os.MkdirTemp("", "subpool-demo-history-") }
 
 // demoUsage is how a demo credential is used in the made-up past: its
 // share of the requests, the client app that sends them, and whether it

@@ -21,7 +21,7 @@ func TestDemoKeepsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := d.histDir
+	dir := d.home.dir
 	if !strings.HasPrefix(dir, os.TempDir()) {
 		d.Close()
 		t.Fatalf("the demo's history is in %s, not a temp folder", dir)

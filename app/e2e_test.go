@@ -251,7 +251,7 @@ func TestCommandErrorsAreOneLine(t *testing.T) {
 		{"", []string{"frobnicate"}, 2, "unknown command"},
 		{"", []string{"add-key", "anthropic", "--home", home}, 2, "--label is required"},
 		{"", []string{"add-key", "anthropic", "--label", "x", "--home", home}, 2, "no key on stdin"},
-		{"k", []string{"add-key", "nosuch", "--label", "x", "--home", home}, 1, "unknown provider"},
+		{"k", []string{"add-key", "nosuch", "--label", "x", "--home", home}, 2, "unknown provider"},
 		{"", []string{"list", "--bogus", "--home", home}, 2, "flag provided but not defined"},
 		{"", []string{"env", "vim", "--home", home}, 2, "unknown tool"},
 		{"", []string{"serve", "--home", bad}, 1, "cooldown.ladder[1]"},

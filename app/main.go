@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -27,17 +28,17 @@ var commands []command
 func init() {
 	commands = []command{
 		{"serve", "[--listen ADDR] [--home DIR]", "run the proxy and admin API in the foreground (what the login service runs)", cmdServe},
-		{"demo", "[--listen ADDR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
-		{"add-key", "PROVIDER --label L", "store an API key read from stdin in the keychain", cmdAddKey},
+		{"demo", "[--listen ADDR] [--home DIR] [--gui]", "the proxy on simulated upstreams with scripted failures; touches nothing of yours", cmdDemo},
+		{"add-key", "PROVIDER --label L", "store an API key in the keychain (asked for on a terminal, else read from stdin)", cmdAddKey},
 		{"login", "anthropic|openai|google [--label L] [--no-browser]", "log in to a Claude, ChatGPT or Google (Gemini CLI) subscription in the browser", cmdLogin},
 		{"import", "claude-code|codex|gemini-cli [--label L]", "import the login Claude Code, Codex CLI or Gemini CLI holds, kept in step with it", cmdImport},
 		{"list", "[--json]", "every credential: state, cooldown left, utilization", cmdList},
-		{"remove", "ID", "remove a credential and its secret", cmdRemove},
-		{"pause", "ID", "stop using a credential until resumed", cmdPause},
-		{"resume", "ID", "use a paused credential again", cmdResume},
-		{"reset", "ID", "clear a credential's cooldowns and payment parks now", cmdReset},
-		{"reserve", "ID PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
-		{"tools", "ID all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
+		{"remove", "ID|LABEL", "remove a credential and its secret", cmdRemove},
+		{"pause", "ID|LABEL", "stop using a credential until resumed", cmdPause},
+		{"resume", "ID|LABEL", "use a paused credential again", cmdResume},
+		{"reset", "ID|LABEL", "clear a credential's cooldowns and payment parks now", cmdReset},
+		{"reserve", "ID|LABEL PERCENT|default", "keep a share of a subscription's window for your own use", cmdReserve},
+		{"tools", "ID|LABEL all|own", "let every tool use a subscription login, or only its own (Claude Code, Gemini CLI)", cmdTools},
 		{"env", "claude-code|codex|gemini-cli|opencode|shell", "print what to paste so a tool talks to the proxy", cmdEnv},
 		{"setup", "claude-code|codex|gemini-cli|opencode|continue|cline [--dry-run] [--undo]", "write the tool's own settings file so it talks to the proxy (a backup first)", cmdSetup},
 		{"client", "add NAME|list|revoke NAME", "one client key per tool: add (limits optional), list, revoke", cmdClient},
@@ -57,42 +58,56 @@ func init() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	// No verb, or flags only (subpool --home DIR): the tray on that home.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelpArg(args[0]) && args[0] != "--version" {
 		return cmdTray(args, stdin, stdout, stderr)
 	}
 	name := args[0]
 	switch name {
-	case "-h", "--help", "help":
-		usage(stdout)
-		return 0
-	case "--version":
-		name = "version"
 	case "watch":
 		name = "events"
-	case "tray":
-		return cmdTray(args[1:], stdin, stdout, stderr)
+	case "--version":
+		name = "version"
 	}
+	// The table first, so a verb added to it wins over the fallbacks below.
 	for _, c := range commands {
 		if c.name == name {
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "subpool: unknown command %q; run `subpool --help` for the list\n", name)
+	switch name {
+	case "-h", "--help", "help":
+		if len(args) > 1 && !isHelpArg(args[1]) {
+			// help VERB is VERB --help.
+			return run([]string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	case "tray":
+		return cmdTray(args[1:], stdin, stdout, stderr)
+	}
+	names := []string{"help", "version", "watch", "tray"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "subpool: unknown command %q;%s run `subpool --help` for the list\n", name, didYouMean(name, names))
 	return 2
 }
+
+func isHelpArg(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `subpool pools your AI subscriptions and API keys behind one local endpoint.
 
 Usage:
-  subpool                      the tray app (starts the proxy in-process if none runs)
+  subpool [--home DIR]         the tray app (starts the proxy in-process if none runs)
 `)
 	for _, c := range commands {
 		fmt.Fprintf(w, "  subpool %-20s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Every command takes --home DIR (default $SUBPOOL_HOME, else your config folder/subpool)
-and answers --help.
+and answers --help (or: subpool help COMMAND). A credential is named by its ID or its label.
 
 Routes on the proxy (default http://127.0.0.1:8787):
   POST /v1/messages, /v1/messages/count_tokens           -> anthropic pool
@@ -125,6 +140,11 @@ func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
 	var pos []string
 	rest := args
 	for {
+		// A negative number is a value (reserve ID -5), never a flag; the
+		// verb says what is wrong with it.
+		for len(rest) > 0 && isNegativeNumber(rest[0]) {
+			pos, rest = append(pos, rest[0]), rest[1:]
+		}
 		if err := f.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				f.help(stdout)
@@ -141,6 +161,11 @@ func (f *flagSet) parse(args []string, stdout, stderr io.Writer) (int, bool) {
 	}
 	f.pos = pos
 	return 0, false
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	return err == nil && strings.HasPrefix(s, "-")
 }
 
 // parseArgs is parse for a verb that takes n positional arguments. Any
@@ -161,15 +186,53 @@ func (f *flagSet) parseArgs(args []string, n int, want string, stdout, stderr io
 	return 2, true
 }
 
+// help is the page every verb's --help prints, in one layout: the usage
+// line, the summary, the options, then an example (a summary's
+// "Example:" lines, else the verb's entry in verbExamples).
 func (f *flagSet) help(w io.Writer) {
-	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, f.summary)
+	var summary, examples []string
+	for _, line := range strings.Split(f.summary, "\n") {
+		if ex, ok := strings.CutPrefix(line, "Example: "); ok {
+			examples = append(examples, ex)
+			continue
+		}
+		summary = append(summary, line)
+	}
+	if len(examples) == 0 && verbExamples[f.cmd] != "" {
+		examples = []string{verbExamples[f.cmd]}
+	}
+	fmt.Fprintf(w, "Usage: subpool %s %s\n\n%s\n", f.cmd, f.args, strings.Join(summary, "\n"))
 	var opts strings.Builder
 	f.VisitAll(func(fl *flag.Flag) {
-		fmt.Fprintf(&opts, "  --%-10s %s\n", fl.Name, fl.Usage)
+		dash := "--"
+		if len(fl.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(&opts, "  %-12s %s\n", dash+fl.Name, fl.Usage)
 	})
 	if opts.Len() > 0 {
 		fmt.Fprintf(w, "\nOptions:\n%s", opts.String())
 	}
+	if len(examples) > 0 {
+		fmt.Fprintf(w, "\nExample:\n  %s\n", strings.Join(examples, "\n  "))
+	}
+}
+
+// verbExamples is the example of a verb whose summary gives none.
+var verbExamples = map[string]string{
+	"serve":         "subpool serve --listen 127.0.0.1:8787",
+	"login":         "subpool login anthropic --label work-max",
+	"import":        "subpool import claude-code",
+	"list":          "subpool list --json",
+	"env":           "eval \"$(subpool env shell)\"",
+	"events":        "subpool events --json",
+	"usage":         "subpool usage --since 7d --by credential",
+	"history":       "subpool history -n 20 --class rate_limit",
+	"reload":        "subpool reload",
+	"tray":          "subpool --home ~/subpool-test",
+	"client add":    "subpool client add aider --providers anthropic",
+	"client list":   "subpool client list",
+	"client revoke": "subpool client revoke aider",
 }
 
 // fail prints one line and returns exit code 1.

@@ -32,7 +32,7 @@ const billingWarning = "Anthropic bills other tools' use of a Claude subscriptio
 const googleTermsWarning = "Google grants this login for Gemini CLI under the Gemini Code Assist terms; other tools' use of it may break those terms and put the Google account at risk"
 
 func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	f := newFlags("tools", "ID all|own [--home DIR]",
+	f := newFlags("tools", "ID|LABEL all|own [--home DIR]",
 		"Says which tools may use a subscription login. By default a Claude login serves Claude Code only and a Google login Gemini CLI only\n"+
 			"(the tool is known by its User-Agent); other tools' requests go to API keys or fallback. `all` lets every tool use it, `own` keeps it\n"+
 			"for its own tool again. Anthropic bills other tools' use of a Claude subscription as extra usage; Google grants its login\n"+
@@ -61,19 +61,16 @@ func cmdTools(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			already = true
 			return nil
 		}
-		err = b.SetOtherTools(ctx, id, on)
+		err = b.SetOtherTools(ctx, cred.ID, on)
 		if _, remote := b.(*client.Client); remote && errors.Is(err, client.ErrNotFound) {
 			// Listed a moment ago: the proxy is older than this verb (or the
 			// credential was removed meanwhile).
-			return fmt.Errorf("the running proxy does not know %s or this verb; restart it with this subpool, then try again", id)
+			return fmt.Errorf("the running proxy does not know %s or this verb; restart it with this subpool, then try again", cred.ID)
 		}
 		return err
 	})
-	if errors.Is(err, api.ErrNotFound) || errors.Is(err, client.ErrNotFound) {
-		err = fmt.Errorf("no credential %q; `subpool list` shows the IDs", id)
-	}
 	if err != nil {
-		return fail(stderr, "tools", cleanAPIErr(err))
+		return fail(stderr, "tools", cleanAPIErr(notFoundErr(err, id)))
 	}
 	name := credName(cred)
 	switch {

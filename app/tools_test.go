@@ -110,7 +110,7 @@ func TestToolsWithoutProxy(t *testing.T) {
 			t.Errorf("%v: %d %q", tc.args, code, errs)
 		}
 	}
-	if code, out, _ := cli(t, "", "tools", "--help"); code != 0 || !strings.Contains(out, "ID all|own") || !strings.Contains(out, "extra usage") {
+	if code, out, _ := cli(t, "", "tools", "--help"); code != 0 || !strings.Contains(out, "ID|LABEL all|own") || !strings.Contains(out, "extra usage") {
 		t.Errorf("tools --help: %d %q", code, out)
 	}
 }

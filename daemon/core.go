@@ -41,6 +41,7 @@ type core struct {
 	// secret.
 	onRemove func(id string)
 
+	addMu sync.Mutex // serializes AddCredential's duplicate check and add
 	mu    sync.Mutex
 	creds []CredentialRecord
 	// subs is [subscriptions] as last loaded: the logins config.toml
@@ -193,6 +194,11 @@ func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string
 		}
 		c.pool.Unpark(id)
 		return id, c.saveState()
+	}
+	c.addMu.Lock() // one check-then-add at a time
+	defer c.addMu.Unlock()
+	if err := c.duplicateOf(rec, secret, keys); err != nil {
+		return "", err
 	}
 	if err := keys.Set(SecretKey(rec.ID), secret); err != nil {
 		return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)

@@ -121,7 +121,7 @@ type AddrInUseError struct {
 
 func (e *AddrInUseError) Error() string {
 	if e.Subpool {
-		return fmt.Sprintf("%s is already served by a running subpool; use that one (subpool list), or stop it (subpool service stop) first", e.Addr)
+		return fmt.Sprintf("%s is already served by a running subpool; use that one (subpool list), stop it (subpool service stop), or choose another address with --listen", e.Addr)
 	}
 	return fmt.Sprintf("%s is in use by another program; free it or choose another address with --listen", e.Addr)
 }

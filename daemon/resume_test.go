@@ -21,7 +21,7 @@ func TestResumeOfALoginThatNeedsALoginSaysSo(t *testing.T) {
 	s := startHome(t, oauthHome(t, oa), &logBuf{})
 	ctx := context.Background()
 	add := func(kind string, secret map[string]string) string {
-		id, err := s.AddCredential(ctx, api.AddCredential{Provider: "anthropic", Label: kind, Kind: kind, Secret: secret})
+		id, err := s.AddCredential(ctx, api.AddCredential{Provider: "anthropic", Label: kind + "-" + secret["key"], Kind: kind, Secret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -893,13 +893,14 @@ func ValidName(s string) bool {
 }
 
 // reservedName reports whether a provider called name could never be
-// reached at /NAME/...: the proxy routes /v1/ and /v1beta/ to the
-// built-in pools and any path starting /v1internal to Code Assist before
-// it reads a provider's name (proxy.route), and the daemon hands
+// reached at /NAME/...: the proxy routes /v1/, /v1beta/ and /v1alpha/ (the
+// Gemini API's versions) to the built-in pools and any path starting
+// /v1internal to Code Assist before it reads a provider's name
+// (proxy.route), and the daemon hands
 // /subpool/v1/ to the admin API (every Anthropic and OpenAI route of a
 // provider called subpool).
 func reservedName(name string) bool {
-	return name == "v1" || name == "v1beta" || name == "subpool" || strings.HasPrefix(name, "v1internal")
+	return name == "v1" || name == "v1beta" || name == "v1alpha" || name == "subpool" || strings.HasPrefix(name, "v1internal")
 }
 
 func firstLine(s string) string {

@@ -85,7 +85,7 @@ func TestAllowRemoteNeedsClientKeysOnLoopbackToo(t *testing.T) {
 // A provider named for a path subpool routes itself could never be
 // reached (issue 43: v1, v1beta and subpool were accepted).
 func TestReservedProviderNamesAreRefused(t *testing.T) {
-	for _, name := range []string{"v1", "v1beta", "v1internal", "v1internal-x", "subpool"} {
+	for _, name := range []string{"v1", "v1beta", "v1alpha", "v1internal", "v1internal-x", "subpool"} {
 		_, err := Parse("config.toml", []byte("[providers."+name+"]\nwire = \"openai\"\nbase_url = \"https://x.example\"\n"))
 		if err == nil {
 			t.Errorf("provider %q accepted", name)

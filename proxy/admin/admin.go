@@ -76,7 +76,7 @@ type route struct {
 // CLI and the tray hold one or the other behind this interface.
 //
 // Errors wrapping api.ErrBadRequest answer 400, api.ErrNotFound 404,
-// api.ErrUnsupported 501, anything else 500; the error's text is the
+// api.ErrConflict 409, api.ErrUnsupported 501, anything else 500; the error's text is the
 // response's message, so it must be one line a person can act on and must
 // never contain a secret.
 type Backend interface {

@@ -259,7 +259,9 @@ var (
 	ErrNotFound    = errors.New("no such credential")
 	ErrBadRequest  = errors.New("bad request")
 	ErrUnsupported = errors.New("not supported")
-	// ErrConflict: the credential's state keeps the action from doing what
-	// was asked (a resume of a login that needs a new login); 409.
+	// ErrConflict: 409. The home already holds what was to be added (a
+	// key, a label; the message names the credential that has it), or the
+	// credential's state keeps the action from doing what was asked (a
+	// resume of a login that needs a new login).
 	ErrConflict = errors.New("conflict")
 )

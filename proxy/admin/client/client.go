@@ -47,13 +47,16 @@ var (
 	ErrForbidden = errors.New("refused by the proxy")
 	// ErrNotFound is api.ErrNotFound, so a caller can test for either.
 	ErrNotFound = api.ErrNotFound
+	// ErrConflict is api.ErrConflict: the proxy already holds that key or
+	// label.
+	ErrConflict = api.ErrConflict
 )
 
 // Error is a non-2xx answer from the proxy.
 type Error struct {
 	Status  int    // HTTP status
 	Message string // the proxy's message, one line
-	kind    error  // ErrUnauthorized, ErrForbidden, ErrNotFound, api.ErrBadRequest, api.ErrUnsupported or nil
+	kind    error  // ErrUnauthorized, ErrForbidden, ErrNotFound, ErrConflict, api.ErrBadRequest, api.ErrUnsupported or nil
 }
 
 func (e *Error) Error() string {
@@ -67,6 +70,10 @@ func (e *Error) Unwrap() error { return e.kind }
 
 // IsUnauthorized reports whether err is a rejected admin token.
 func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
+
+// IsConflict reports whether the proxy refused to add what it already
+// holds (a key, a label).
+func IsConflict(err error) bool { return errors.Is(err, ErrConflict) }
 
 // IsForbidden reports whether the proxy's localhost guard refused the call.
 func IsForbidden(err error) bool { return errors.Is(err, ErrForbidden) }
@@ -191,10 +198,10 @@ func errorFrom(res *http.Response) error {
 		e.kind = ErrNotFound
 	case http.StatusBadRequest:
 		e.kind = api.ErrBadRequest
+	case http.StatusConflict:
+		e.kind = ErrConflict
 	case http.StatusNotImplemented:
 		e.kind = api.ErrUnsupported
-	case http.StatusConflict:
-		e.kind = api.ErrConflict
 	}
 	return e
 }

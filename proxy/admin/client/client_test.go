@@ -196,12 +196,19 @@ func TestMethodsRoundTrip(t *testing.T) {
 	if !errors.Is(err, client.ErrNotFound) || !errors.Is(err, api.ErrNotFound) || !strings.Contains(err.Error(), `"nope/x"`) {
 		t.Errorf("Pause(missing) = %v", err)
 	}
+	var ce409 *client.Error
 	p.backend.Err = map[string]error{
 		"AddCredential": fmt.Errorf("%w: kind must be api_key or oauth", api.ErrBadRequest),
 		"StartLogin":    fmt.Errorf("%w: zai has no login", api.ErrUnsupported),
 	}
 	if _, err := c.AddCredential(ctx, api.AddCredential{}); !errors.Is(err, api.ErrBadRequest) || err.Error() != "bad request: kind must be api_key or oauth" {
 		t.Errorf("AddCredential(bad) = %v", err)
+	}
+	// A key or label the home already holds: 409, typed for the CLI.
+	p.backend.Err["AddCredential"] = fmt.Errorf("%w: this key is already stored as anthropic-1a2b3c", api.ErrConflict)
+	if _, err := c.AddCredential(ctx, api.AddCredential{}); !client.IsConflict(err) || !errors.As(err, &ce409) || ce409.Status != 409 ||
+		!strings.Contains(err.Error(), "anthropic-1a2b3c") {
+		t.Errorf("AddCredential(duplicate) = %#v", err)
 	}
 	if _, err := c.StartLogin(ctx, "zai", ""); !errors.Is(err, api.ErrUnsupported) {
 		t.Errorf("StartLogin(zai) = %v", err)
