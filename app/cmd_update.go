@@ -9,9 +9,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/subpool/subpool/daemon"
 	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/internal/update"
 )
 
@@ -37,8 +39,15 @@ func cmdUpdate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	current := daemon.Build().Version
+	// The feed and the download leave through [network] proxy, as every
+	// other outbound call does.
+	eg, err := egress.New(cfg.Network.Proxy)
+	if err != nil {
+		return fail(stderr, "update", err)
+	}
+	uc := update.Client{HTTP: egress.Client(eg.Transport(0), 10*time.Minute)}
 	if *check {
-		n, _, err := update.Client{}.Check(ctx, cfg.Update.Feed, current)
+		n, _, err := uc.Check(ctx, cfg.Update.Feed, current)
 		if err != nil {
 			return fail(stderr, "update", err)
 		}
@@ -49,6 +58,7 @@ func cmdUpdate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "update", err)
 	}
+	in.Client = uc
 	n, err := in.Update(ctx, cfg.Update.Feed, current)
 	if err != nil {
 		return fail(stderr, "update", err)
