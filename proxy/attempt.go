@@ -15,6 +15,7 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/metering"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
@@ -183,6 +184,7 @@ func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
 		CanRefresh: cred.Kind == api.KindOAuth,
 		Refreshed:  rn.refreshed[cred.ID],
 		Provider:   rn.prov.Name,
+		Stalled:    a.stalled,
 	}
 	if a.resp != nil && !a.inStream {
 		s.Status = a.resp.StatusCode
@@ -260,7 +262,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcom
 	case policy.Fail:
 		a.close()
 		lease.Release()
-		out := rn.fail(cred.ID, act.Status, act.Message, 0, retryHint(act.Final))
+		out := rn.failOutOf(cred, act, a.verdict)
 		return &out
 
 	case policy.Stop:
@@ -273,6 +275,9 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcom
 		a.close()
 		lease.Release()
 		rn.pinned = ""
+		if act.Exclude {
+			rn.excludeCred(cred.ID)
+		}
 		return nil
 
 	case policy.Retry:
@@ -430,6 +435,11 @@ type answer struct {
 	// meter has the usage of the events read so far; it becomes the
 	// request's only if this answer is delivered.
 	meter metering.Meter
+	// wd holds the answer's deadlines (deadline.go); nil when both are
+	// off. stalled: one of them cut the answer off before anything of it
+	// reached the client.
+	wd      *watchdog
+	stalled bool
 }
 
 func (a *answer) close() {
@@ -444,9 +454,19 @@ func (a *answer) close() {
 // no refusal, it sends the client the headers on the way (peek, commit).
 func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	p := rn.p
-	resp, err := rn.send(au)
+	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
+	if rn.pol.FirstEventTimeout > 0 || rn.pol.IdleTimeout > 0 {
+		ctx, cancel = context.WithCancelCause(rn.ctx)
+	}
+	resp, err := rn.send(ctx, au)
 	now := p.o.Clock.Now()
 	a := &answer{resp: resp}
+	if err != nil && cancel != nil {
+		cancel(nil)
+	}
+	if err == nil && cancel != nil {
+		a.watch(p.o.Clock, cancel, rn.pol)
+	}
 	if err != nil {
 		if rn.ctx.Err() != nil {
 			// The classifier reads this as aborted, never as the
@@ -483,6 +503,18 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	return a
 }
 
+// watch puts the deadlines on a's body: the first event's on a 2xx event
+// stream, the idle one on every body. Closing the body ends them.
+func (a *answer) watch(clk clock.Clock, cancel context.CancelCauseFunc, pol policy.Config) {
+	resp := a.resp
+	first := time.Duration(0)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && isEventStream(resp.Header) {
+		first = pol.FirstEventTimeout
+	}
+	a.wd = watch(clk, cancel, first, pol.IdleTimeout)
+	resp.Body = &watchedBody{ReadCloser: resp.Body, w: a.wd, cancel: cancel}
+}
+
 // peek reads a 200 stream's events until the first one with content, or
 // an error event: errors can arrive inside a 200 stream before any
 // content, and such a stream is acted on like the HTTP error it stands
@@ -503,6 +535,10 @@ func (rn *run) peek(a *answer, credID string) {
 		held = append(held, ev.Raw...)
 		if err != nil {
 			switch {
+			case a.wd.stalled() != notStalled:
+				a.verdict = classify.Verdict{Class: classify.Transient, Reason: a.wd.reason()}
+				a.stalled = true
+				return
 			case errors.Is(err, io.EOF) && len(held) > 0:
 				// A short stream that ended cleanly: deliver as is.
 				a.head = held
@@ -533,6 +569,7 @@ func (rn *run) peek(a *answer, credID string) {
 			return
 		}
 		if !preamble[ev.Name] && !(ev.Name == "" && emptyChatChunk(ev.Data)) {
+			a.wd.gotContent()
 			break
 		}
 		if !rn.committed {

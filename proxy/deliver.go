@@ -104,9 +104,12 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 		p.o.Pool.Record(cred.ID, false, false)
 		out.class = classify.Transient
 		msg := "upstream stream failed midway: " + err.Error()
+		if a.wd.stalled() != notStalled {
+			msg = a.wd.reason()
+		}
 		p.o.Pool.SetReason(cred.ID, msg)
 		if a.stream {
-			rn.w.Write(sseError(rn.prov.Wire, msg))
+			rn.w.Write(rn.midwayError(msg, a.wd.stalled() != notStalled))
 			rc.Flush()
 			return out
 		}

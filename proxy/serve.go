@@ -110,8 +110,7 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		}
 		return out
 	}
-	rn.setHeaders(w.Header(), "")
-	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+	rn.exhausted(w, ex, note)
 	return outcome{status: ex.Status, class: classRefused}
 }
 

@@ -130,6 +130,12 @@ type Config struct {
 	// MaxPoolWaits bounds how often one request waits for the pool; each
 	// wait ends when the pool says something changed.
 	MaxPoolWaits int
+	// FirstEventTimeout bounds a stream's time from its headers to its
+	// first content event; IdleTimeout the time between two bytes of any
+	// answer's body. 0 is no deadline. See docs/providers.md, "Stream
+	// deadlines", for why the defaults are what they are.
+	FirstEventTimeout time.Duration
+	IdleTimeout       time.Duration
 }
 
 // Defaults is the policy a fresh config.toml gives; config.Default and
@@ -142,6 +148,13 @@ func Defaults() Config {
 		MaxAttempts:      8,
 		SoleProviderMax:  2 * time.Minute,
 		MaxPoolWaits:     1000,
+		// Under Claude Code's 180 s byte watchdog (it sees no byte while
+		// subpool holds a stream's preamble back) and over a long prompt's
+		// 60-90 s to its first token.
+		FirstEventTimeout: 2 * time.Minute,
+		// Under the shortest client stream deadline (Claude Code's 180 s),
+		// so the client gets an error event it acts on, not a timeout.
+		IdleTimeout: 150 * time.Second,
 	}
 }
 
@@ -170,6 +183,9 @@ type Attempt struct {
 	// Started: bytes of this answer already reached the client, so
 	// nothing can be retried without duplicating output.
 	Started bool
+	// Stalled: the transient is a deadline of the answer's (no first
+	// event, or a silence), before anything reached the client.
+	Stalled bool
 	// Provider names the upstream in subpool's own messages.
 	Provider string
 }
@@ -188,19 +204,32 @@ func Decide(c Config, a Attempt, v classify.Verdict) Action {
 	switch act.Kind {
 	case Rotate, Retry, WaitCapacity, Refresh:
 		if c.MaxAttempts > 0 && a.Attempts >= c.MaxAttempts {
-			act.Kind = Fail
-			act.Delay = 0
-			act.Status = http.StatusBadGateway
-			act.Message = fmt.Sprintf("gave up after %d upstream attempts; last: %s", a.Attempts, reason)
-			// Every credential had its turn: the client's retries would
-			// make as many attempts again.
-			act.Final = true
-			if act.Count == CountNone {
-				act.Count = CountFailure
-			}
+			outOfAttempts(&act, a, v, reason)
 		}
 	}
 	return act
+}
+
+// outOfAttempts turns act into the request's last answer once its
+// attempts are spent. Every credential had its turn: the client's retries
+// would make as many attempts again, so it is told not to (Final). A
+// budget spent on rate limits says so, as the 429 it is, with the
+// upstream's time (the proxy puts the pool's earliest one in its place
+// when it knows one): a 502 told the client the opposite of what happened.
+func outOfAttempts(act *Action, a Attempt, v classify.Verdict, reason string) {
+	act.Kind = Fail
+	act.Delay = 0
+	act.Final = true
+	act.Status = http.StatusBadGateway
+	act.Message = fmt.Sprintf("gave up after %d upstream attempts (retry.max_attempts); last: %s", a.Attempts, reason)
+	if v.Class == classify.RateLimit {
+		act.Status = http.StatusTooManyRequests
+		act.RetryAfter = v.RetryAfter
+		act.Message = fmt.Sprintf("%s is rate limited on every credential tried: subpool made %d upstream attempts (retry.max_attempts); last: %s", a.Provider, a.Attempts, reason)
+	}
+	if act.Count == CountNone {
+		act.Count = CountFailure
+	}
 }
 
 func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
@@ -227,6 +256,11 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 		return Action{Kind: Rotate, Cool: coolFor(a, v), Count: CountRateLimit}
 
 	case classify.Transient:
+		if a.Stalled {
+			// The wait was the deadline's whole length: another credential
+			// is tried at once, and this one not again in this request.
+			return Action{Kind: Rotate, Exclude: true, Count: CountFailure}
+		}
 		if a.Retries < len(c.TransientBackoff) {
 			return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
 		}

@@ -1,0 +1,124 @@
+package proxy
+
+// Final answers: the last word of a request, in the shape each client's
+// retry loop acts on (docs/providers.md, "What subpool's own refusals tell
+// the client's retry loop").
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
+	"github.com/subpool/subpool/proxy/pool"
+)
+
+// eventWire is the shape of an error event on this run's stream: the
+// provider's wire, told apart for OpenAI's two stream APIs (a Chat
+// Completions stream has no event names).
+func (rn *run) eventWire() string {
+	if rn.prov.Wire == "openai" && strings.HasSuffix(rn.upath, "/chat/completions") {
+		return "openai-chat"
+	}
+	return rn.prov.Wire
+}
+
+// midwayError is the event that ends a stream that failed after bytes of
+// it reached the client. A stall goes out as what each client retries at
+// once: Anthropic's overloaded_error (Claude Code retries it whatever else
+// it is told), a 504 elsewhere (a 5xx, which Codex and Gemini CLI retry).
+func (rn *run) midwayError(msg string, stalled bool) []byte {
+	wire := rn.eventWire()
+	if !stalled {
+		return statusEvent(wire, http.StatusBadGateway, "upstream_error", msg)
+	}
+	if wire == "anthropic" {
+		return statusEvent(wire, 529, "", msg)
+	}
+	return statusEvent(wire, http.StatusGatewayTimeout, "upstream_stalled", msg)
+}
+
+// failOutOf answers the policy's Fail on an attempt of cred. A request
+// whose attempts ran out on rate limits gets its 429 with the earliest
+// time the pool knows a credential of the provider is ready again (the
+// refusing upstream's own time when the pool knows none).
+func (rn *run) failOutOf(cred pool.Credential, act policy.Action, v classify.Verdict) outcome {
+	if act.Status != http.StatusTooManyRequests {
+		return rn.fail(cred.ID, act.Status, act.Message, 0, retryHint(act.Final))
+	}
+	after := act.RetryAfter
+	if u := rn.p.o.Pool.Explain(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Tool: rn.tool}); u != nil && u.HasNext && u.NextReady > 0 {
+		after = u.NextReady
+	}
+	msg := act.Message
+	if after > 0 {
+		msg += fmt.Sprintf("; the first is ready again in %s", after.Round(time.Second))
+	}
+	if !rn.committed && rn.chatGPTPool() {
+		out := outcome{status: http.StatusTooManyRequests, class: v.Class, cred: cred.ID}
+		rn.setHeaders(rn.w.Header(), cred.ID)
+		writeUsageLimit(rn.w, msg, after, rn.p.o.Clock.Now())
+		return out
+	}
+	return rn.fail(cred.ID, http.StatusTooManyRequests, msg, after, retryHint(act.Final))
+}
+
+// exhausted answers a request no target could serve (serve.go): a ChatGPT
+// pool's 429 in Codex's own words, anything else as writeError does.
+func (rn *run) exhausted(w http.ResponseWriter, ex *policy.Action, note string) {
+	rn.setHeaders(w.Header(), "")
+	if ex.Status == http.StatusTooManyRequests && rn.chatGPTPool() {
+		writeUsageLimit(w, ex.Message+note, ex.RetryAfter, rn.p.o.Clock.Now())
+		return
+	}
+	writeError(w, rn.prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+}
+
+// chatGPTPool reports a pool of ChatGPT logins: an OpenAI-wire provider
+// holding an OAuth credential.
+func (rn *run) chatGPTPool() bool {
+	if rn.prov.Wire != "openai" {
+		return false
+	}
+	for _, c := range rn.p.o.Pool.Status(rn.prov.Name) {
+		if c.Kind == api.KindOAuth {
+			return true
+		}
+	}
+	return false
+}
+
+// writeUsageLimit is a spent pool's 429 as the ChatGPT backend words a
+// spent plan: Codex shows usage_limit_reached with its resets_at as "try
+// again at <time>" and stops, where any other 429 it retries and then
+// shows as "exceeded retry limit, last status: 429", dropping the body
+// (Codex 0.171.0).
+func writeUsageLimit(w http.ResponseWriter, msg string, after time.Duration, now time.Time) {
+	type ue struct {
+		Type            string `json:"type"`
+		Message         string `json:"message"`
+		ResetsAt        int64  `json:"resets_at,omitempty"`
+		ResetsInSeconds int64  `json:"resets_in_seconds,omitempty"`
+	}
+	e := ue{Type: "usage_limit_reached", Message: ownWords(msg)}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("x-subpool-error", "1")
+	h.Set("X-Should-Retry", "false")
+	if after > 0 {
+		secs := int64(math.Ceil(after.Seconds()))
+		e.ResetsAt, e.ResetsInSeconds = now.Add(time.Duration(secs)*time.Second).Unix(), secs
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
+	b, _ := json.Marshal(struct {
+		Error ue `json:"error"`
+	}{e})
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(b)
+}
