@@ -34,6 +34,9 @@ var liveKeys = map[string]bool{
 	"models":                 true,
 	"usage":                  true,
 	"subscriptions":          true,
+
+	"retry.first_event_timeout": true,
+	"retry.idle_timeout":        true,
 }
 
 // fieldKeys names Config's fields as config.toml does; a field missing
@@ -59,6 +62,9 @@ var fieldKeys = map[string]string{
 	"History":          "history",
 	"Prices":           "prices",
 	"Subscriptions":    "subscriptions",
+
+	"FirstEventTimeout": "retry.first_event_timeout",
+	"IdleTimeout":       "retry.idle_timeout",
 }
 
 // Diff compares the running config with an edited one. Providers are
