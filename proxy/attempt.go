@@ -104,6 +104,22 @@ type run struct {
 	// decoded: body is the request's plain form of a compressed body, so
 	// the client's Content-Encoding does not go with it.
 	decoded bool
+	// later are the cooldowns recorded when the loop ends (CoolLater).
+	later []laterCool
+}
+
+// laterCool is a policy.Action.CoolLater kept for the end of the loop.
+type laterCool struct {
+	cred, reason string
+	cool         policy.Cool
+}
+
+// coolLater records the cooldowns kept for the end of the loop.
+func (rn *run) coolLater() {
+	for _, l := range rn.later {
+		rn.p.o.Pool.CoolDown(l.cred, rn.model, pool.Scope(l.cool.Scope), l.cool.RetryAfter, l.reason)
+	}
+	rn.later = nil
 }
 
 // loop runs attempts until the client has an answer or has left (ex nil,
@@ -112,6 +128,7 @@ type run struct {
 // action, having written nothing, so that serving may detour to another
 // provider.
 func (rn *run) loop() (out outcome, ex *policy.Action) {
+	defer rn.coolLater()
 	for {
 		if rn.ctx.Err() != nil {
 			return aborted(""), nil
@@ -217,6 +234,9 @@ func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdic
 	if act.Cool != nil {
 		scope := pool.Scope(act.Cool.Scope)
 		pl.CoolDown(cred.ID, rn.model, scope, act.Cool.RetryAfter, reason)
+	}
+	if act.CoolLater != nil {
+		rn.later = append(rn.later, laterCool{cred: cred.ID, reason: reason, cool: *act.CoolLater})
 	}
 	if act.Park != nil {
 		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)

@@ -105,7 +105,9 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 		out.class = classify.Transient
 		msg := "upstream stream failed midway: " + err.Error()
 		if a.wd.stalled() != notStalled {
+			// The client's retry follows at once: it goes elsewhere.
 			msg = a.wd.reason()
+			p.o.Pool.CoolDown(cred.ID, rn.model, pool.Scope(classify.ScopeCredential), policy.StallCooldown, msg)
 		}
 		p.o.Pool.SetReason(cred.ID, msg)
 		if a.stream {

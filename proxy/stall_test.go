@@ -70,8 +70,8 @@ func TestStallAtTheHeadGoesToAnotherKey(t *testing.T) {
 			if strings.Count(r.body, "event: message_start") != 1 || strings.Contains(r.body, "event: error") {
 				t.Fatalf("the stalled answer's preamble reached the client: %s", r.body)
 			}
-			if why := e.state("key-a").Reason; !strings.Contains(why, "first_event_timeout") {
-				t.Fatalf("key-a's reason %q: the pool did not learn of the stall", why)
+			if st := e.state("key-a"); !strings.Contains(st.Reason, "first_event_timeout") || st.State != "cooling" {
+				t.Fatalf("key-a is %s (%q): the pool did not learn of the stall", st.State, st.Reason)
 			}
 		})
 	}
@@ -124,6 +124,12 @@ func TestStallMidStreamEndsWithAnErrorEvent(t *testing.T) {
 			}
 			if n := len(e.up.Requests()); n != 1 {
 				t.Fatalf("%d upstream calls, want 1: the client has bytes of the answer", n)
+			}
+			// The client's own retry, which follows at once, goes to the
+			// other key.
+			resp2, body2 := e.post(c.path, c.body)
+			if seen := e.credsSeen(); resp2.StatusCode != 200 || len(seen) != 2 || seen[1] == seen[0] {
+				t.Fatalf("the retry: %d %v %s", resp2.StatusCode, seen, body2)
 			}
 		})
 	}

@@ -74,6 +74,11 @@ type Action struct {
 
 	// Cool, when set, is a rate limit to record on the pool.
 	Cool *Cool
+	// CoolLater, when set, is a cooldown recorded once the request is
+	// done with the provider, not now: the request has excluded the
+	// credential and must not wait for the cooldown's end; the requests
+	// after it keep off the credential for its length.
+	CoolLater *Cool
 	// Park, when set, takes the credential (or one model of it) out until
 	// the user acts.
 	Park *Park
@@ -258,8 +263,9 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 	case classify.Transient:
 		if a.Stalled {
 			// The wait was the deadline's whole length: another credential
-			// is tried at once, and this one not again in this request.
-			return Action{Kind: Rotate, Exclude: true, Count: CountFailure}
+			// is tried at once, this one not again in this request, and
+			// the next requests go elsewhere for a while.
+			return Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: stallCool()}
 		}
 		if a.Retries < len(c.TransientBackoff) {
 			return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
@@ -335,6 +341,14 @@ func afterStart(a Attempt, v classify.Verdict, reason string) Action {
 	}
 	return act
 }
+
+// StallCooldown is how long a credential whose answer stalled is left
+// out of new requests: long enough that the client's own retry, which
+// follows a stall at once, lands on another credential; short enough
+// that a sole credential is tried again within wait.sole_provider_max.
+const StallCooldown = 30 * time.Second
+
+func stallCool() *Cool { return &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown} }
 
 func coolFor(a Attempt, v classify.Verdict) *Cool {
 	scope := classify.ScopeCredential

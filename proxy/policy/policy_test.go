@@ -94,9 +94,9 @@ func TestDecide(t *testing.T) {
 		// the client) cost the deadline's whole length: no retry in
 		// place, another credential at once, this one not again.
 		{"stall before any byte rotates and excludes", with(func(a *Attempt) { a.Status = 200; a.Stalled = true }), verdict(classify.Transient, "", 0, 0),
-			Action{Kind: Rotate, Exclude: true, Count: CountFailure}},
+			Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
 		{"stall on the last attempt fails", with(func(a *Attempt) { a.Status = 200; a.Stalled = true; a.Attempts = 8 }), verdict(classify.Transient, "", 0, 0),
-			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts (retry.max_attempts); last: why", Final: true, Exclude: true, Count: CountFailure}},
+			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts (retry.max_attempts); last: why", Final: true, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
 
 		// capacity: wait within the budget, then relay.
 		{"capacity first answer backs off", with(func(a *Attempt) { a.Status = 529; a.Jitter = 0.5 }), verdict(classify.Capacity, "", 0, 529),
