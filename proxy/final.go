@@ -60,12 +60,6 @@ func (rn *run) failOutOf(cred pool.Credential, act policy.Action, v classify.Ver
 	if after > 0 {
 		msg += fmt.Sprintf("; the first is ready again in %s", after.Round(time.Second))
 	}
-	if !rn.committed && rn.chatGPTPool() {
-		out := outcome{status: http.StatusTooManyRequests, class: v.Class, cred: cred.ID}
-		rn.setHeaders(rn.w.Header(), cred.ID)
-		writeUsageLimit(rn.w, msg, after, rn.p.o.Clock.Now())
-		return out
-	}
 	return rn.fail(cred.ID, http.StatusTooManyRequests, msg, after, retryHint(act.Final))
 }
 
@@ -73,11 +67,29 @@ func (rn *run) failOutOf(cred pool.Credential, act policy.Action, v classify.Ver
 // pool's 429 in Codex's own words, anything else as writeError does.
 func (rn *run) exhausted(w http.ResponseWriter, ex *policy.Action, note string) {
 	rn.setHeaders(w.Header(), "")
-	if ex.Status == http.StatusTooManyRequests && rn.chatGPTPool() {
-		writeUsageLimit(w, ex.Message+note, ex.RetryAfter, rn.p.o.Clock.Now())
-		return
+	rn.refuse(w, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+}
+
+// refuse writes subpool's own refusal as writeError does, except where
+// the client would not take it as meant, and returns the status sent.
+// On the OpenAI wire, a 429 for Codex or from a ChatGPT pool is Codex's
+// own usage_limit_reached; and a final 5xx for Codex is a 400, which it
+// shows at once with the body (Codex 0.171.0 retried subpool's final 503
+// of a spent overload wait 30 times in 86 s, each a new wait, and shows
+// a 503 server_is_overloaded in its own words after 5).
+func (rn *run) refuse(w http.ResponseWriter, status int, msg string, retryAfter time.Duration, hint retryHint) int {
+	if rn.prov.Wire == "openai" {
+		codex := rn.tool == api.ToolCodex
+		if status == http.StatusTooManyRequests && (codex || rn.chatGPTPool()) {
+			writeUsageLimit(w, msg, retryAfter, rn.p.o.Clock.Now())
+			return status
+		}
+		if codex && hint == noRetry && status >= 500 {
+			status = http.StatusBadRequest
+		}
 	}
-	writeError(w, rn.prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+	writeError(w, rn.prov.Wire, status, msg, retryAfter, hint)
+	return status
 }
 
 // chatGPTPool reports a pool of ChatGPT logins: an OpenAI-wire provider

@@ -107,3 +107,30 @@ func TestGeminiFinal5xxIsTerminal(t *testing.T) {
 		t.Fatalf("a 502 the client may retry stays one: %d", rec.Code)
 	}
 }
+
+// Codex (0.171.0) retried subpool's final 503 of a spent overload wait 30
+// times in 86 s, each starting the wait again, and any 429 but its own
+// usage_limit_reached 5 times: for Codex those finals are a 400 it shows
+// at once with the body, and usage_limit_reached.
+func TestCodexFinalsEndCodexsLoop(t *testing.T) {
+	codexUA := []string{"User-Agent", "codex_exec/0.171.0 (Debian 12; x86_64) dumb (codex-exec; 0.171.0)", "Authorization", "Bearer " + testClientKey}
+	e := newEnv(t, false, func(o *Options, _ *simOpts) { o.CapacityMax = 3 * time.Second })
+	e.key("openai", "key-o")
+	e.up.Always("key-o", sim.Step{Status: 503, Body: `{"error":{"message":"Our servers are currently overloaded.","type":"server_error","param":null,"code":"server_is_overloaded"}}`})
+	r := e.pump(e.async(context.Background(), "/v1/responses", `{"model":"gpt-5","input":"hi"}`, codexUA...))
+	if r.resp.StatusCode != 400 || !strings.Contains(r.body, "wait.capacity_max") {
+		t.Fatalf("spent overload wait for Codex: %d %s", r.resp.StatusCode, r.body)
+	}
+	e.up.Always("key-o", sim.RateLimited("openai", 0))
+	e.key("openai", "key-p")
+	e.up.Always("key-p", sim.RateLimited("openai", 0))
+	r = e.pump(e.async(context.Background(), "/v1/responses", `{"model":"gpt-5","input":"hi"}`, codexUA...))
+	if r.resp.StatusCode != 429 || !strings.Contains(r.body, `"type":"usage_limit_reached"`) {
+		t.Fatalf("spent attempts for Codex: %d %s", r.resp.StatusCode, r.body)
+	}
+	// Another client of the same pool gets the plain shapes.
+	r = e.pump(e.async(context.Background(), "/v1/responses", `{"model":"gpt-5","input":"hi"}`, "Authorization", "Bearer "+testClientKey))
+	if r.resp.StatusCode != 429 || !strings.Contains(r.body, `"rate_limit_exceeded"`) {
+		t.Fatalf("spent attempts for an SDK: %d %s", r.resp.StatusCode, r.body)
+	}
+}

@@ -312,7 +312,7 @@ func (rn *run) fail(credID string, status int, msg string, retryAfter time.Durat
 		return out
 	}
 	rn.setHeaders(rn.w.Header(), credID)
-	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
+	out.status = rn.refuse(rn.w, status, msg, retryAfter, hint)
 	return out
 }
 
