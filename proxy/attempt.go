@@ -475,7 +475,8 @@ func (a *answer) close() {
 func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	p := rn.p
 	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
-	if rn.pol.FirstEventTimeout > 0 || rn.pol.IdleTimeout > 0 {
+	first, idle := rn.deadlines()
+	if first > 0 || idle > 0 {
 		ctx, cancel = context.WithCancelCause(rn.ctx)
 	}
 	resp, err := rn.send(ctx, au)
@@ -485,7 +486,7 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 		cancel(nil)
 	}
 	if err == nil && cancel != nil {
-		a.watch(p.o.Clock, cancel, rn.pol)
+		a.watch(p.o.Clock, cancel, first, idle)
 	}
 	if err != nil {
 		if rn.ctx.Err() != nil {
@@ -525,13 +526,12 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 
 // watch puts the deadlines on a's body: the first event's on a 2xx event
 // stream, the idle one on every body. Closing the body ends them.
-func (a *answer) watch(clk clock.Clock, cancel context.CancelCauseFunc, pol policy.Config) {
+func (a *answer) watch(clk clock.Clock, cancel context.CancelCauseFunc, first, idle time.Duration) {
 	resp := a.resp
-	first := time.Duration(0)
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && isEventStream(resp.Header) {
-		first = pol.FirstEventTimeout
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 || !isEventStream(resp.Header) {
+		first = 0
 	}
-	a.wd = watch(clk, cancel, first, pol.IdleTimeout)
+	a.wd = watch(clk, cancel, first, idle)
 	resp.Body = &watchedBody{ReadCloser: resp.Body, w: a.wd, cancel: cancel}
 }
 

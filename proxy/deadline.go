@@ -13,8 +13,26 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/clock"
 )
+
+// geminiCLIHead is the longest the first-event deadline waits for Gemini
+// CLI on the Gemini wire. A Gemini stream has no preamble, so subpool
+// holds even its status line until the first chunk, and Gemini CLI gives
+// up on headers at 60 s (undici headersTimeout, 0.61.0) and asks again by
+// itself, to a credential subpool has not yet learned is stalling.
+const geminiCLIHead = 50 * time.Second
+
+// deadlines are the run's stream deadlines: the policy's, the first
+// event's cut to geminiCLIHead where Gemini CLI waits for headers.
+func (rn *run) deadlines() (first, idle time.Duration) {
+	first, idle = rn.pol.FirstEventTimeout, rn.pol.IdleTimeout
+	if rn.tool == api.ToolGeminiCLI && rn.prov.Wire == "gemini" && first > geminiCLIHead {
+		first = geminiCLIHead
+	}
+	return first, idle
+}
 
 // errStalled is the cause of an upstream request cut off by a deadline.
 var errStalled = errors.New("the upstream stalled")

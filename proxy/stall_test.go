@@ -211,3 +211,26 @@ func TestRealTimeStalls(t *testing.T) {
 		}
 	})
 }
+
+// Gemini CLI gives up on headers at 60 s and asks again by itself, and on
+// the Gemini wire subpool holds even the status line until the first
+// chunk: for it the first-event deadline is at most geminiCLIHead.
+func TestGeminiCLIHeadDeadline(t *testing.T) {
+	var st sim.Stalls
+	e := stallEnv(t, false, &st, withGoogle)
+	e.geminiKey("k1", "k2")
+	st.StallAt("AIza-k1", 0)
+	ch := e.async(context.Background(), "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", geminiBody, geminiHeaders(false)...)
+	e.advanceOnStall(&st, 1, geminiCLIHead)
+	r := <-ch
+	if r.resp == nil || r.resp.StatusCode != 200 || !strings.Contains(r.body, "candidates") {
+		t.Fatalf("%v %s", r.resp, r.body)
+	}
+	if got := e.up.Calls("AIza-k1"); got != 1 || e.up.Calls("AIza-k2") != 1 {
+		t.Fatalf("calls k1 %d, k2 %d", got, e.up.Calls("AIza-k2"))
+	}
+	// Another client of the wire keeps the configured deadline.
+	if first, _ := (&run{request: &request{pol: policy.Defaults(), tool: "other"}, prov: &Provider{Wire: "gemini"}}).deadlines(); first != policy.Defaults().FirstEventTimeout {
+		t.Fatalf("first-event deadline for another client: %v", first)
+	}
+}
