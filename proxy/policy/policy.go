@@ -261,23 +261,7 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 		return Action{Kind: Rotate, Cool: coolFor(a, v), Count: CountRateLimit}
 
 	case classify.Transient:
-		if a.Stalled {
-			// The wait was the deadline's whole length: another credential
-			// is tried at once, this one not again in this request, and
-			// the next requests go elsewhere for a while.
-			return Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: stallCool()}
-		}
-		if a.Retries < len(c.TransientBackoff) {
-			return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
-		}
-		// Our words, naming the cause: the client learns it was retried.
-		// The status is the upstream's failure where it gave one.
-		status := http.StatusBadGateway
-		if st := relayStatus(a, v); st >= 500 {
-			status = st
-		}
-		return Action{Kind: Fail, Status: status, Count: CountFailure,
-			Message: fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", a.Provider, a.Retries+1, reason)}
+		return transient(c, a, v, reason)
 
 	case classify.Capacity:
 		if c.CapacityMax <= 0 {
@@ -320,6 +304,28 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 	// An unknown class is a classifier bug: pass the answer on rather
 	// than guess.
 	return Action{Kind: Relay, Status: relayStatus(a, v), Count: CountFailure}
+}
+
+// transient decides on a transient failure: retried in place, or our
+// answer once the in-place retries are spent; a stall moves on at once.
+func transient(c Config, a Attempt, v classify.Verdict, reason string) Action {
+	if a.Stalled {
+		// The wait was the deadline's whole length: another credential
+		// is tried at once, this one not again in this request, and
+		// the next requests go elsewhere for a while.
+		return Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: stallCool()}
+	}
+	if a.Retries < len(c.TransientBackoff) {
+		return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
+	}
+	// Our words, naming the cause: the client learns it was retried.
+	// The status is the upstream's failure where it gave one.
+	status := http.StatusBadGateway
+	if st := relayStatus(a, v); st >= 500 {
+		status = st
+	}
+	return Action{Kind: Fail, Status: status, Count: CountFailure,
+		Message: fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", a.Provider, a.Retries+1, reason)}
 }
 
 // afterStart: the client has bytes of this answer, so it gets the rest as
