@@ -282,7 +282,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcom
 	case policy.Fail:
 		a.close()
 		lease.Release()
-		out := rn.failOutOf(cred, act, a.verdict)
+		out := rn.failOutOf(cred, act)
 		return &out
 
 	case policy.Stop:
@@ -482,10 +482,10 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	resp, err := rn.send(ctx, au)
 	now := p.o.Clock.Now()
 	a := &answer{resp: resp}
-	if err != nil && cancel != nil {
+	switch {
+	case cancel != nil && err != nil:
 		cancel(nil)
-	}
-	if err == nil && cancel != nil {
+	case cancel != nil:
 		a.watch(p.o.Clock, cancel, first, idle)
 	}
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/api"
-	"github.com/subpool/subpool/proxy/classify"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
 )
@@ -48,7 +47,7 @@ func (rn *run) midwayError(msg string, stalled bool) []byte {
 // whose attempts ran out on rate limits gets its 429 with the earliest
 // time the pool knows a credential of the provider is ready again (the
 // refusing upstream's own time when the pool knows none).
-func (rn *run) failOutOf(cred pool.Credential, act policy.Action, v classify.Verdict) outcome {
+func (rn *run) failOutOf(cred pool.Credential, act policy.Action) outcome {
 	if act.Status != http.StatusTooManyRequests {
 		return rn.fail(cred.ID, act.Status, act.Message, 0, retryHint(act.Final))
 	}
@@ -58,16 +57,16 @@ func (rn *run) failOutOf(cred pool.Credential, act policy.Action, v classify.Ver
 	}
 	msg := act.Message
 	if after > 0 {
-		msg += fmt.Sprintf("; the first is ready again in %s", after.Round(time.Second))
+		msg += fmt.Sprintf("; the first is ready again in %s", time.Duration(math.Ceil(after.Seconds()))*time.Second)
 	}
 	return rn.fail(cred.ID, http.StatusTooManyRequests, msg, after, retryHint(act.Final))
 }
 
-// exhausted answers a request no target could serve (serve.go): a ChatGPT
-// pool's 429 in Codex's own words, anything else as writeError does.
-func (rn *run) exhausted(w http.ResponseWriter, ex *policy.Action, note string) {
+// exhausted answers a request no target could serve (serve.go), as
+// refuse does, and returns the status sent.
+func (rn *run) exhausted(w http.ResponseWriter, ex *policy.Action, note string) (status int) {
 	rn.setHeaders(w.Header(), "")
-	rn.refuse(w, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
+	return rn.refuse(w, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
 }
 
 // refuse writes subpool's own refusal as writeError does, except where

@@ -110,8 +110,7 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		}
 		return out
 	}
-	rn.exhausted(w, ex, note)
-	return outcome{status: ex.Status, class: classRefused}
+	return outcome{status: rn.exhausted(w, ex, note), class: classRefused}
 }
 
 // planRequest is what the plan of rn's request is made from.
