@@ -531,8 +531,9 @@ func (a *answer) watch(clk clock.Clock, cancel context.CancelCauseFunc, first, i
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 || !isEventStream(resp.Header) {
 		first = 0
 	}
-	a.wd = watch(clk, cancel, first, idle)
-	resp.Body = &watchedBody{ReadCloser: resp.Body, w: a.wd, cancel: cancel}
+	if a.wd = watch(clk, resp.Body, cancel, first, idle); a.wd != nil {
+		resp.Body = a.wd
+	}
 }
 
 // peek reads a 200 stream's events until the first one with content, or

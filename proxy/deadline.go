@@ -52,6 +52,7 @@ const (
 // only stores the time, and the timer, when it fires early, sets itself
 // again for the deadline that time gives.
 type watchdog struct {
+	body   io.ReadCloser // the upstream's; the watchdog stands in for it
 	clk    clock.Clock
 	cancel context.CancelCauseFunc
 	idle   time.Duration
@@ -66,15 +67,16 @@ type watchdog struct {
 	active atomic.Bool  // first-event phase
 }
 
-// watch starts the deadlines on an answer whose headers just came. first
-// applies to an event stream until gotContent; idle to every body. Zero
-// durations are no deadline; with both zero there is no watchdog.
-func watch(clk clock.Clock, cancel context.CancelCauseFunc, first, idle time.Duration) *watchdog {
+// watch starts the deadlines on body, an answer's whose headers just
+// came; the watchdog is to be read and closed in its place. first applies
+// to an event stream until gotContent; idle to every body. Zero durations
+// are no deadline; with both zero there is no watchdog.
+func watch(clk clock.Clock, body io.ReadCloser, cancel context.CancelCauseFunc, first, idle time.Duration) *watchdog {
 	if first <= 0 && idle <= 0 {
 		return nil
 	}
 	now := clk.Now()
-	w := &watchdog{clk: clk, cancel: cancel, idle: idle, first: first, start: now}
+	w := &watchdog{body: body, clk: clk, cancel: cancel, idle: idle, first: first, start: now}
 	w.last.Store(now.UnixNano())
 	w.active.Store(first > 0)
 	w.mu.Lock()
@@ -162,25 +164,20 @@ func (w *watchdog) reason() string {
 	return ""
 }
 
-// watchedBody is an upstream body whose reads feed its watchdog; closing
-// it ends the watch and the upstream request's context.
-type watchedBody struct {
-	io.ReadCloser
-	w      *watchdog
-	cancel context.CancelCauseFunc
-}
-
-func (b *watchedBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.w.stop()
-	b.cancel(nil)
-	return err
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+// Read passes the upstream body's bytes on and notes that they came.
+func (w *watchdog) Read(p []byte) (int, error) {
+	n, err := w.body.Read(p)
 	if n > 0 {
-		b.w.read()
+		w.read()
 	}
 	return n, err
+}
+
+// Close closes the upstream body, ends the watch and the upstream
+// request's context.
+func (w *watchdog) Close() error {
+	err := w.body.Close()
+	w.stop()
+	w.cancel(nil)
+	return err
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestWatchdogDeadlines(t *testing.T) {
 			clk := clock.NewFake(epoch)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
-			w := watch(clk, cancel, c.first, c.idle)
+			w := watch(clk, http.NoBody, cancel, c.first, c.idle)
 			for _, s := range c.steps {
 				clk.Advance(s.advance)
 				if s.read {
@@ -62,7 +63,7 @@ func TestWatchdogDeadlines(t *testing.T) {
 			}
 		})
 	}
-	if watch(clock.NewFake(epoch), func(error) {}, 0, 0) != nil {
+	if watch(clock.NewFake(epoch), http.NoBody, func(error) {}, 0, 0) != nil {
 		t.Fatal("no deadline set, yet a watchdog")
 	}
 }
