@@ -181,3 +181,20 @@ func (c realClient) wantShownOnce(t *testing.T, answered bool, r result, asked i
 		t.Errorf("%s exited %v showing %q", c.name, r.err, r.shown())
 	}
 }
+
+// docs/providers.md said Claude Code's own retry rule takes over on a
+// retry-after too long to wait in subpool; read in its package, it gives
+// up at once past 60 s (api_request_retry_after_too_long). Seen here: the
+// only key cooling for 10 minutes, one request, the error shown.
+func TestClaudeCodeGivesUpOnALongRetryAfter(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, simOptions())
+	k := fakeKey("anthropic", "long-retry")
+	up.Script(k, sim.RateLimited("anthropic", 10*time.Minute))
+	s := serve(t, up, "", apiKey{"anthropic", "main", k})
+	r := s.claude(t, clientBound, "say hi")
+	asked, _ := s.clientRequests()
+	t.Logf("claude -p ended after %s; requests %d\nshown: %s", r.took.Round(time.Millisecond), asked, tail(strings.TrimSpace(r.shown()), 400))
+	c := realClients[0]
+	c.wantShownOnce(t, false, r, asked, up)
+}
