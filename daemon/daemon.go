@@ -324,7 +324,17 @@ func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.P
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
 		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: s.logf,
 		Fallback: s.live.fallback, Crowd: s.crowd,
+		FirstEventTimeout: noDeadline(cfg.FirstEventTimeout), IdleTimeout: noDeadline(cfg.IdleTimeout),
 	})
+}
+
+// noDeadline is a [retry] deadline as the proxy takes it: there 0 is the
+// default, and "none" is negative.
+func noDeadline(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // crowd is the proxy's word that the requests in flight have grown.

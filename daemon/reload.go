@@ -155,6 +155,7 @@ func withLiveKeys(cur, next config.Config) config.Config {
 	cur.MaxBody = next.MaxBody
 	cur.SoleProviderMax, cur.CapacityMax = next.SoleProviderMax, next.CapacityMax
 	cur.TransientBackoff, cur.MaxAttempts = next.TransientBackoff, next.MaxAttempts
+	cur.FirstEventTimeout, cur.IdleTimeout = next.FirstEventTimeout, next.IdleTimeout
 	cur.Usage = next.Usage
 	cur.Subscriptions = next.Subscriptions
 	cur.Network = next.Network
@@ -308,7 +309,8 @@ func (s *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain
 				s.clients.setOpen(!c.RequireClientKey)
 				if s.proxy != nil {
 					s.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,
-						TransientBackoff: c.TransientBackoff, MaxAttempts: c.MaxAttempts}, c.MaxBody)
+						TransientBackoff: c.TransientBackoff, MaxAttempts: c.MaxAttempts,
+						FirstEventTimeout: noDeadline(c.FirstEventTimeout), IdleTimeout: noDeadline(c.IdleTimeout)}, c.MaxBody)
 				}
 			}}
 		// --listen is not in the file: a reload must not call it a change.

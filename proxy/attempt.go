@@ -15,6 +15,7 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/clock"
 	"github.com/subpool/subpool/proxy/metering"
 	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/pool"
@@ -103,6 +104,22 @@ type run struct {
 	// decoded: body is the request's plain form of a compressed body, so
 	// the client's Content-Encoding does not go with it.
 	decoded bool
+	// later are the cooldowns recorded when the loop ends (CoolLater).
+	later []laterCool
+}
+
+// laterCool is a policy.Action.CoolLater kept for the end of the loop.
+type laterCool struct {
+	cred, reason string
+	cool         policy.Cool
+}
+
+// coolLater records the cooldowns kept for the end of the loop.
+func (rn *run) coolLater() {
+	for _, l := range rn.later {
+		rn.p.o.Pool.CoolDown(l.cred, rn.model, pool.Scope(l.cool.Scope), l.cool.RetryAfter, l.reason)
+	}
+	rn.later = nil
 }
 
 // loop runs attempts until the client has an answer or has left (ex nil,
@@ -111,6 +128,7 @@ type run struct {
 // action, having written nothing, so that serving may detour to another
 // provider.
 func (rn *run) loop() (out outcome, ex *policy.Action) {
+	defer rn.coolLater()
 	for {
 		if rn.ctx.Err() != nil {
 			return aborted(""), nil
@@ -183,6 +201,7 @@ func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
 		CanRefresh: cred.Kind == api.KindOAuth,
 		Refreshed:  rn.refreshed[cred.ID],
 		Provider:   rn.prov.Name,
+		Stalled:    a.stalled,
 	}
 	if a.resp != nil && !a.inStream {
 		s.Status = a.resp.StatusCode
@@ -215,6 +234,9 @@ func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdic
 	if act.Cool != nil {
 		scope := pool.Scope(act.Cool.Scope)
 		pl.CoolDown(cred.ID, rn.model, scope, act.Cool.RetryAfter, reason)
+	}
+	if act.CoolLater != nil {
+		rn.later = append(rn.later, laterCool{cred: cred.ID, reason: reason, cool: *act.CoolLater})
 	}
 	if act.Park != nil {
 		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
@@ -260,7 +282,7 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcom
 	case policy.Fail:
 		a.close()
 		lease.Release()
-		out := rn.fail(cred.ID, act.Status, act.Message, 0, retryHint(act.Final))
+		out := rn.failOutOf(cred, act)
 		return &out
 
 	case policy.Stop:
@@ -273,6 +295,9 @@ func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcom
 		a.close()
 		lease.Release()
 		rn.pinned = ""
+		if act.Exclude {
+			rn.excludeCred(cred.ID)
+		}
 		return nil
 
 	case policy.Retry:
@@ -430,6 +455,11 @@ type answer struct {
 	// meter has the usage of the events read so far; it becomes the
 	// request's only if this answer is delivered.
 	meter metering.Meter
+	// wd holds the answer's deadlines (deadline.go); nil when both are
+	// off. stalled: one of them cut the answer off before anything of it
+	// reached the client.
+	wd      *watchdog
+	stalled bool
 }
 
 func (a *answer) close() {
@@ -444,9 +474,20 @@ func (a *answer) close() {
 // no refusal, it sends the client the headers on the way (peek, commit).
 func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	p := rn.p
-	resp, err := rn.send(au)
+	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
+	first, idle := rn.deadlines()
+	if first > 0 || idle > 0 {
+		ctx, cancel = context.WithCancelCause(rn.ctx)
+	}
+	resp, err := rn.send(ctx, au)
 	now := p.o.Clock.Now()
 	a := &answer{resp: resp}
+	switch {
+	case cancel != nil && err != nil:
+		cancel(nil)
+	case cancel != nil:
+		a.watch(p.o.Clock, cancel, first, idle)
+	}
 	if err != nil {
 		if rn.ctx.Err() != nil {
 			// The classifier reads this as aborted, never as the
@@ -483,6 +524,18 @@ func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
 	return a
 }
 
+// watch puts the deadlines on a's body: the first event's on a 2xx event
+// stream, the idle one on every body. Closing the body ends them.
+func (a *answer) watch(clk clock.Clock, cancel context.CancelCauseFunc, first, idle time.Duration) {
+	resp := a.resp
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 || !isEventStream(resp.Header) {
+		first = 0
+	}
+	if a.wd = watch(clk, resp.Body, cancel, first, idle); a.wd != nil {
+		resp.Body = a.wd
+	}
+}
+
 // peek reads a 200 stream's events until the first one with content, or
 // an error event: errors can arrive inside a 200 stream before any
 // content, and such a stream is acted on like the HTTP error it stands
@@ -503,6 +556,10 @@ func (rn *run) peek(a *answer, credID string) {
 		held = append(held, ev.Raw...)
 		if err != nil {
 			switch {
+			case a.wd.stalled() != notStalled:
+				a.verdict = classify.Verdict{Class: classify.Transient, Reason: a.wd.reason()}
+				a.stalled = true
+				return
 			case errors.Is(err, io.EOF) && len(held) > 0:
 				// A short stream that ended cleanly: deliver as is.
 				a.head = held
@@ -533,6 +590,7 @@ func (rn *run) peek(a *answer, credID string) {
 			return
 		}
 		if !preamble[ev.Name] && !(ev.Name == "" && emptyChatChunk(ev.Data)) {
+			a.wd.gotContent()
 			break
 		}
 		if !rn.committed {

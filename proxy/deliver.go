@@ -99,22 +99,33 @@ func (rn *run) deliver(lease *pool.Lease, a *answer) outcome {
 	case errors.Is(err, errClientGone) || rn.ctx.Err() != nil:
 		out.class = classify.Aborted
 	default:
-		// The upstream failed after bytes reached the client: nothing can
-		// be retried without duplicating output. Say so in-band.
-		p.o.Pool.Record(cred.ID, false, false)
-		out.class = classify.Transient
-		msg := "upstream stream failed midway: " + err.Error()
-		p.o.Pool.SetReason(cred.ID, msg)
-		if a.stream {
-			rn.w.Write(sseError(rn.prov.Wire, msg))
-			rc.Flush()
-			return out
-		}
-		// A JSON answer cut short cannot be mended: the client must see
-		// the connection fail (after request_finished, see serve).
-		out.abort = true
+		rn.failedMidway(cred.ID, a, err, rc, &out)
 	}
 	return out
+}
+
+// failedMidway: the upstream failed after bytes reached the client, so
+// nothing can be retried without duplicating output. A stream says so
+// in-band; a JSON answer cut short cannot be mended, and the client must
+// see the connection fail (out.abort, after request_finished: serve).
+func (rn *run) failedMidway(credID string, a *answer, err error, rc *http.ResponseController, out *outcome) {
+	pl := rn.p.o.Pool
+	pl.Record(credID, false, false)
+	out.class = classify.Transient
+	msg := "upstream stream failed midway: " + err.Error()
+	stalled := a.wd.stalled() != notStalled
+	if stalled {
+		// The client's retry follows at once: it goes elsewhere.
+		msg = a.wd.reason()
+		pl.CoolDown(credID, rn.model, pool.Scope(classify.ScopeCredential), policy.StallCooldown, msg)
+	}
+	pl.SetReason(credID, msg)
+	if !a.stream {
+		out.abort = true
+		return
+	}
+	rn.w.Write(rn.midwayError(msg, stalled))
+	rc.Flush()
 }
 
 var errClientGone = errors.New("the client went away")

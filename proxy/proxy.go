@@ -67,6 +67,10 @@ type Options struct {
 	MaxAttempts      int             // default policy.Defaults(); waits are not attempts
 	SoleProviderMax  time.Duration   // longest cooldown waited out in-request
 	CapacityMax      time.Duration   // per-request budget for 529s; 0 = off
+	// FirstEventTimeout and IdleTimeout are the stream deadlines
+	// (deadline.go); default policy.Defaults(), negative = none.
+	FirstEventTimeout time.Duration
+	IdleTimeout       time.Duration
 
 	// Fallback lists, in order, the providers (and models) that may serve
 	// a request for provider and model when no credential of provider can
@@ -128,6 +132,9 @@ func New(o Options) *Proxy {
 		CapacityMax:      o.CapacityMax,
 		MaxAttempts:      o.MaxAttempts,
 		SoleProviderMax:  o.SoleProviderMax,
+
+		FirstEventTimeout: o.FirstEventTimeout,
+		IdleTimeout:       o.IdleTimeout,
 	}, o.MaxBody)
 	return p
 }
@@ -155,6 +162,12 @@ func (p *Proxy) Tune(pol policy.Config, maxBody int64) {
 	}
 	if pol.MaxPoolWaits <= 0 {
 		pol.MaxPoolWaits = def.MaxPoolWaits
+	}
+	if pol.FirstEventTimeout == 0 {
+		pol.FirstEventTimeout = def.FirstEventTimeout
+	}
+	if pol.IdleTimeout == 0 {
+		pol.IdleTimeout = def.IdleTimeout
 	}
 	if maxBody <= 0 {
 		maxBody = config.DefaultMaxBody

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,15 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 	}
 	if hint == noRetry {
 		h.Set("X-Should-Retry", "false")
+	}
+	if wire == "gemini" {
+		msg = geminiWords(msg)
+		if hint == noRetry && status >= 500 {
+			// Gemini CLI retries any other 5xx up to 10 times, each a
+			// new request; a 503 with a RetryInfo over 300 s it takes as
+			// final (googleFinal).
+			status = http.StatusServiceUnavailable
+		}
 	}
 	w.WriteHeader(status)
 	if wire == "gemini" {
@@ -103,6 +113,25 @@ var clientRewrites = strings.NewReplacer(
 
 // ownWords is a message of subpool's own as every client will show it.
 func ownWords(msg string) string { return clientRewrites.Replace(msg) }
+
+// geminiRetried are the words Gemini CLI 0.61.0 retries on silently,
+// whatever else the error says (retryWithBackoff: up to 10 calls, each
+// waiting its RetryInfo): a final refusal of subpool's quoting an upstream
+// overload in them would start that loop again.
+var geminiRetried = regexp.MustCompile(`(?i)exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED`)
+
+// geminiWords is msg without the phrases of geminiRetried, same meaning.
+func geminiWords(msg string) string {
+	return geminiRetried.ReplaceAllStringFunc(msg, func(m string) string {
+		switch strings.ToLower(m) {
+		case "exhausted your capacity":
+			return "used up your share"
+		case "capacity exceeded":
+			return "overloaded"
+		}
+		return "no model capacity"
+	})
+}
 
 func errorBody(wire string, status int, msg string) []byte {
 	var v any
@@ -212,12 +241,6 @@ func googleStatus(status int) string {
 	}
 }
 
-// sseError is a provider-shaped error event for a stream that already
-// started: the status line is gone, so the error travels in-band.
-func sseError(wire, msg string) []byte {
-	return statusEvent(wire, http.StatusBadGateway, "upstream_error", msg)
-}
-
 // statusEvent is the error event standing for an HTTP error of status, in
 // the shape the wire's streams carry errors: Anthropic's error body as the
 // data of `event: error`, OpenAI's `{"type":"error","code",...}` (code ""
@@ -226,7 +249,12 @@ func statusEvent(wire string, status int, code, msg string) []byte {
 	var b []byte
 	if wire == "gemini" {
 		// Gemini streams carry an error as a data event of its own.
-		return append(append([]byte("data: "), googleError(status, msg)...), '\n', '\n')
+		return append(append([]byte("data: "), googleError(status, geminiWords(msg))...), '\n', '\n')
+	}
+	if wire == "openai-chat" {
+		// A Chat Completions stream has no event names: its SDKs throw on
+		// a chunk that carries "error", with the API's error body.
+		return append(append([]byte("data: "), errorBody("openai", status, msg)...), '\n', '\n')
 	}
 	if wire == "openai" {
 		if code == "" {
@@ -261,7 +289,7 @@ func errorEvent(wire string, status int, body []byte) []byte {
 			return append(append([]byte("data: "), c.Bytes()...), '\n', '\n')
 		}
 	}
-	if wire != "openai" && e.Type == "error" && e.Error.Type != "" {
+	if !strings.HasPrefix(wire, "openai") && e.Type == "error" && e.Error.Type != "" {
 		var c bytes.Buffer
 		if json.Compact(&c, body) == nil {
 			return append(append([]byte("event: error\ndata: "), c.Bytes()...), '\n', '\n')
@@ -279,12 +307,12 @@ func errorEvent(wire string, status int, body []byte) []byte {
 func (rn *run) fail(credID string, status int, msg string, retryAfter time.Duration, hint retryHint) outcome {
 	out := outcome{status: status, class: classRefused, cred: credID}
 	if rn.committed {
-		rn.w.Write(statusEvent(rn.prov.Wire, status, "", ownWords(msg)))
+		rn.w.Write(statusEvent(rn.eventWire(), status, "", ownWords(msg)))
 		http.NewResponseController(rn.w).Flush()
 		return out
 	}
 	rn.setHeaders(rn.w.Header(), credID)
-	writeError(rn.w, rn.prov.Wire, status, msg, retryAfter, hint)
+	out.status = rn.refuse(rn.w, status, msg, retryAfter, hint)
 	return out
 }
 
@@ -307,7 +335,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 	if rn.committed {
 		ev := a.head
 		if !a.inStream {
-			ev = errorEvent(rn.prov.Wire, status, a.head)
+			ev = errorEvent(rn.eventWire(), status, a.head)
 		}
 		rn.w.Write(ev)
 		http.NewResponseController(rn.w).Flush()

@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -39,8 +40,9 @@ var attemptValues = func() [][]string {
 	return v
 }()
 
-// send makes one upstream request with cred's auth.
-func (rn *run) send(au auth.Auth) (*http.Response, error) {
+// send makes one upstream request with cred's auth, on ctx (the
+// request's, or one its deadlines cancel).
+func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
 	base := rn.prov.BaseURL
 	if au.BaseURL != "" {
 		base = au.BaseURL
@@ -72,7 +74,7 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	out, err := http.NewRequestWithContext(egress.WithProxy(rn.ctx, au.Proxy), rn.r.Method, u, body)
+	out, err := http.NewRequestWithContext(egress.WithProxy(ctx, au.Proxy), rn.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}

@@ -89,9 +89,7 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		}
 		return out
 	}
-	rn.setHeaders(w.Header(), "")
-	writeError(w, prov.Wire, ex.Status, ex.Message+note, ex.RetryAfter, retryHint(ex.Final))
-	return outcome{status: ex.Status, class: classRefused}
+	return outcome{status: rn.exhausted(w, ex, note), class: classRefused}
 }
 
 // readRequest reads the request's body, bounded, and decodes it as its

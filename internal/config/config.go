@@ -62,6 +62,10 @@ type Config struct {
 	MaxAttempts      int
 	MaxInFlight      int
 	HeaderTimeout    time.Duration
+	// FirstEventTimeout and IdleTimeout are the stream deadlines of
+	// [retry] (policy.Config); 0 turns one off.
+	FirstEventTimeout time.Duration
+	IdleTimeout       time.Duration
 
 	Fallback Fallback
 	// Models are the aliases of [models] (models.go).
@@ -216,6 +220,9 @@ func Default() Config {
 		History:          History{Enabled: true, Days: 90},
 		Usage:            Usage{Poll: 5 * time.Minute, WarnAt: 90},
 		Update:           Update{Feed: DefaultFeed, Check: true},
+
+		FirstEventTimeout: pol.FirstEventTimeout,
+		IdleTimeout:       pol.IdleTimeout,
 	}
 }
 
@@ -257,6 +264,8 @@ type retryFile struct {
 	MaxAttempts   *int     `toml:"max_attempts"`
 	MaxInFlight   *int     `toml:"max_in_flight"`
 	HeaderTimeout *string  `toml:"header_timeout"`
+	FirstEvent    *string  `toml:"first_event_timeout"`
+	Idle          *string  `toml:"idle_timeout"`
 }
 
 type historyFile struct {
@@ -630,6 +639,26 @@ func parseRetry(rf *retryFile, c *Config, bad badKey) error {
 			return err
 		}
 		c.HeaderTimeout = d
+	}
+	return parseDeadlines(rf, c, bad)
+}
+
+// parseDeadlines reads [retry]'s stream deadlines: 0 is none, negative
+// is refused (it would read as none).
+func parseDeadlines(rf *retryFile, c *Config, bad badKey) error {
+	for _, k := range []struct {
+		key string
+		s   *string
+		to  *time.Duration
+	}{{"retry.first_event_timeout", rf.FirstEvent, &c.FirstEventTimeout}, {"retry.idle_timeout", rf.Idle, &c.IdleTimeout}} {
+		if k.s == nil {
+			continue
+		}
+		d, err := checkedDuration(k.key, *k.s, func(d time.Duration) bool { return d >= 0 }, "0s (no deadline) or more", bad)
+		if err != nil {
+			return err
+		}
+		*k.to = d
 	}
 	return nil
 }
@@ -1030,6 +1059,11 @@ max_attempts  = 8
 # Longest wait for an upstream's response headers; non-streaming answers
 # send headers only when they are done, so keep it generous.
 header_timeout = "10m"
+# A stream with no content event this long after its headers is tried on
+# another credential; one silent this long mid-answer ends with an error
+# event the client retries at once. 0 = no deadline. See docs/providers.md.
+first_event_timeout = "2m"
+idle_timeout        = "150s"
 
 [fallback]
 # When no credential of a provider can take a request (all cooling, parked

@@ -39,6 +39,9 @@ var liveKeys = map[string]bool{
 	"usage":                  true,
 	"subscriptions":          true,
 	"network":                true,
+
+	"retry.first_event_timeout": true,
+	"retry.idle_timeout":        true,
 }
 
 // fieldKeys names Config's fields as config.toml does; a field missing
@@ -65,6 +68,9 @@ var fieldKeys = map[string]string{
 	"Prices":           "prices",
 	"Subscriptions":    "subscriptions",
 	"Network":          "network",
+
+	"FirstEventTimeout": "retry.first_event_timeout",
+	"IdleTimeout":       "retry.idle_timeout",
 }
 
 // Diff compares the running config with an edited one. Providers are

@@ -74,6 +74,11 @@ type Action struct {
 
 	// Cool, when set, is a rate limit to record on the pool.
 	Cool *Cool
+	// CoolLater, when set, is a cooldown recorded once the request is
+	// done with the provider, not now: the request has excluded the
+	// credential and must not wait for the cooldown's end; the requests
+	// after it keep off the credential for its length.
+	CoolLater *Cool
 	// Park, when set, takes the credential (or one model of it) out until
 	// the user acts.
 	Park *Park
@@ -131,6 +136,12 @@ type Config struct {
 	// MaxPoolWaits bounds how often one request waits for the pool; each
 	// wait ends when the pool says something changed.
 	MaxPoolWaits int
+	// FirstEventTimeout bounds a stream's time from its headers to its
+	// first content event; IdleTimeout the time between two bytes of any
+	// answer's body. 0 is no deadline. See docs/providers.md, "Stream
+	// deadlines", for why the defaults are what they are.
+	FirstEventTimeout time.Duration
+	IdleTimeout       time.Duration
 }
 
 // Defaults is the policy a fresh config.toml gives; config.Default and
@@ -143,6 +154,13 @@ func Defaults() Config {
 		MaxAttempts:      8,
 		SoleProviderMax:  2 * time.Minute,
 		MaxPoolWaits:     1000,
+		// Under Claude Code's 180 s byte watchdog (it sees no byte while
+		// subpool holds a stream's preamble back) and over a long prompt's
+		// 60-90 s to its first token.
+		FirstEventTimeout: 2 * time.Minute,
+		// Under the shortest client stream deadline (Claude Code's 180 s),
+		// so the client gets an error event it acts on, not a timeout.
+		IdleTimeout: 150 * time.Second,
 	}
 }
 
@@ -171,6 +189,9 @@ type Attempt struct {
 	// Started: bytes of this answer already reached the client, so
 	// nothing can be retried without duplicating output.
 	Started bool
+	// Stalled: the transient is a deadline of the answer's (no first
+	// event, or a silence), before anything reached the client.
+	Stalled bool
 	// Provider names the upstream in subpool's own messages.
 	Provider string
 }
@@ -189,19 +210,32 @@ func Decide(c Config, a Attempt, v classify.Verdict) Action {
 	switch act.Kind {
 	case Rotate, Retry, WaitCapacity, Refresh:
 		if c.MaxAttempts > 0 && a.Attempts >= c.MaxAttempts {
-			act.Kind = Fail
-			act.Delay = 0
-			act.Status = http.StatusBadGateway
-			act.Message = fmt.Sprintf("gave up after %d upstream attempts; last: %s", a.Attempts, reason)
-			// Every credential had its turn: the client's retries would
-			// make as many attempts again.
-			act.Final = true
-			if act.Count == CountNone {
-				act.Count = CountFailure
-			}
+			outOfAttempts(&act, a, v, reason)
 		}
 	}
 	return act
+}
+
+// outOfAttempts turns act into the request's last answer once its
+// attempts are spent. Every credential had its turn: the client's retries
+// would make as many attempts again, so it is told not to (Final). A
+// budget spent on rate limits says so, as the 429 it is, with the
+// upstream's time (the proxy puts the pool's earliest one in its place
+// when it knows one): a 502 told the client the opposite of what happened.
+func outOfAttempts(act *Action, a Attempt, v classify.Verdict, reason string) {
+	act.Kind = Fail
+	act.Delay = 0
+	act.Final = true
+	act.Status = http.StatusBadGateway
+	act.Message = fmt.Sprintf("gave up after %d upstream attempts (retry.max_attempts); last: %s", a.Attempts, reason)
+	if v.Class == classify.RateLimit {
+		act.Status = http.StatusTooManyRequests
+		act.RetryAfter = v.RetryAfter
+		act.Message = fmt.Sprintf("%s is rate limited on every credential tried: subpool made %d upstream attempts (retry.max_attempts); last: %s", a.Provider, a.Attempts, reason)
+	}
+	if act.Count == CountNone {
+		act.Count = CountFailure
+	}
 }
 
 func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
@@ -228,17 +262,7 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 		return Action{Kind: Rotate, Cool: coolFor(a, v), Count: CountRateLimit}
 
 	case classify.Transient:
-		if a.Retries < len(c.TransientBackoff) {
-			return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
-		}
-		// Our words, naming the cause: the client learns it was retried.
-		// The status is the upstream's failure where it gave one.
-		status := http.StatusBadGateway
-		if st := relayStatus(a, v); st >= 500 {
-			status = st
-		}
-		return Action{Kind: Fail, Status: status, Count: CountFailure,
-			Message: fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", a.Provider, a.Retries+1, reason)}
+		return transient(c, a, v, reason)
 
 	case classify.Capacity:
 		if c.CapacityMax <= 0 {
@@ -290,6 +314,28 @@ func decide(c Config, a Attempt, v classify.Verdict, reason string) Action {
 	return Action{Kind: Relay, Status: relayStatus(a, v), Count: CountFailure}
 }
 
+// transient decides on a transient failure: retried in place, or our
+// answer once the in-place retries are spent; a stall moves on at once.
+func transient(c Config, a Attempt, v classify.Verdict, reason string) Action {
+	if a.Stalled {
+		// The wait was the deadline's whole length: another credential
+		// is tried at once, this one not again in this request, and
+		// the next requests go elsewhere for a while.
+		return Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: stallCool()}
+	}
+	if a.Retries < len(c.TransientBackoff) {
+		return Action{Kind: Retry, Delay: c.TransientBackoff[a.Retries]}
+	}
+	// Our words, naming the cause: the client learns it was retried.
+	// The status is the upstream's failure where it gave one.
+	status := http.StatusBadGateway
+	if st := relayStatus(a, v); st >= 500 {
+		status = st
+	}
+	return Action{Kind: Fail, Status: status, Count: CountFailure,
+		Message: fmt.Sprintf("%s upstream failed %d times in a row (%s); try again shortly", a.Provider, a.Retries+1, reason)}
+}
+
 // afterStart: the client has bytes of this answer, so it gets the rest as
 // the upstream sends it, ending with the upstream's own error event. The
 // pool still learns from the error, so the next request goes elsewhere.
@@ -311,6 +357,14 @@ func afterStart(a Attempt, v classify.Verdict, reason string) Action {
 	}
 	return act
 }
+
+// StallCooldown is how long a credential whose answer stalled is left
+// out of new requests: long enough that the client's own retry, which
+// follows a stall at once, lands on another credential; short enough
+// that a sole credential is tried again within wait.sole_provider_max.
+const StallCooldown = 30 * time.Second
+
+func stallCool() *Cool { return &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown} }
 
 func coolFor(a Attempt, v classify.Verdict) *Cool {
 	scope := classify.ScopeCredential

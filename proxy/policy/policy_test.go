@@ -18,6 +18,10 @@ var cfg = Config{
 	MaxPoolWaits:     1000,
 }
 
+// rateLimitSpent is the final refusal after cfg's attempts all met rate
+// limits.
+const rateLimitSpent = "anthropic is rate limited on every credential tried: subpool made 8 upstream attempts (retry.max_attempts); last: why"
+
 // capacitySpent is the final refusal after a spent capacity budget of cfg.
 const capacitySpent = "anthropic is overloaded upstream (why); subpool waited it out for 5m0s (wait.capacity_max) and gave up — try again in a few minutes, or pick another model"
 
@@ -65,8 +69,13 @@ func TestDecide(t *testing.T) {
 			Action{Kind: Rotate, Cool: &Cool{Scope: classify.ScopeProvider}, Count: CountRateLimit}},
 		{"rate_limit in a 200 stream before any byte cools and rotates", inStream(first), verdict(classify.RateLimit, classify.ScopeCredential, 0, 429),
 			Action{Kind: Rotate, Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
-		{"rate_limit on the last attempt fails", with(func(a *Attempt) { a.Status = 429; a.Attempts = 8 }), verdict(classify.RateLimit, classify.ScopeCredential, 0, 429),
-			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Final: true, Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
+		// Issue 43: the budget spent on rate limits was a 502 "gave up",
+		// the opposite of what happened; it is the 429 it is, with the
+		// upstream's time, and final (another round would spend as many).
+		{"rate_limit on the last attempt fails as a 429", with(func(a *Attempt) { a.Status = 429; a.Attempts = 8 }), verdict(classify.RateLimit, classify.ScopeCredential, 0, 429),
+			Action{Kind: Fail, Status: 429, Message: rateLimitSpent, Final: true, Cool: &Cool{Scope: classify.ScopeCredential}, Count: CountRateLimit}},
+		{"rate_limit on the last attempt keeps the upstream's time", with(func(a *Attempt) { a.Status = 429; a.Attempts = 8 }), verdict(classify.RateLimit, classify.ScopeCredential, 40*time.Second, 429),
+			Action{Kind: Fail, Status: 429, Message: rateLimitSpent, RetryAfter: 40 * time.Second, Final: true, Cool: &Cool{Scope: classify.ScopeCredential, RetryAfter: 40 * time.Second}, Count: CountRateLimit}},
 
 		// transient: in place, then the upstream's answer or ours.
 		{"transient first retry", with(func(a *Attempt) { a.Status = 503 }), verdict(classify.Transient, "", 0, 503),
@@ -80,7 +89,14 @@ func TestDecide(t *testing.T) {
 		{"transport error, retries spent, fails in our words", with(func(a *Attempt) { a.Status = 0; a.Retries = 2; a.Attempts = 3 }), verdict(classify.Transient, "", 0, 0),
 			Action{Kind: Fail, Status: 502, Message: "anthropic upstream failed 3 times in a row (why); try again shortly", Count: CountFailure}},
 		{"transient on the last attempt fails", with(func(a *Attempt) { a.Status = 503; a.Attempts = 8 }), verdict(classify.Transient, "", 0, 503),
-			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts; last: why", Final: true, Count: CountFailure}},
+			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts (retry.max_attempts); last: why", Final: true, Count: CountFailure}},
+		// A stall (no first event, or a silence, before any byte reached
+		// the client) cost the deadline's whole length: no retry in
+		// place, another credential at once, this one not again.
+		{"stall before any byte rotates and excludes", with(func(a *Attempt) { a.Status = 200; a.Stalled = true }), verdict(classify.Transient, "", 0, 0),
+			Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
+		{"stall on the last attempt fails", with(func(a *Attempt) { a.Status = 200; a.Stalled = true; a.Attempts = 8 }), verdict(classify.Transient, "", 0, 0),
+			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts (retry.max_attempts); last: why", Final: true, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
 
 		// capacity: wait within the budget, then relay.
 		{"capacity first answer backs off", with(func(a *Attempt) { a.Status = 529; a.Jitter = 0.5 }), verdict(classify.Capacity, "", 0, 529),
