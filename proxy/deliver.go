@@ -152,6 +152,12 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 	w, sent, meter := rn.w, !rn.firstByte.IsZero(), &rn.meter
 	for {
 		ev, err := r.Next()
+		isErr := len(ev.Raw) > 0 && isErrorEvent(ev)
+		if isErr {
+			// The upstream's last word may echo the request, the pool's
+			// key with it (redact.go); content is never masked.
+			rn.maskEvent(ev.Raw)
+		}
 		if len(ev.Raw) > 0 {
 			if _, werr := w.Write(ev.Raw); werr != nil {
 				return failed, errClientGone
@@ -180,8 +186,8 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 		}
 		meter.Event(ev.Name, ev.Data)
 		rn.readRateLimits(cred.ID, ev)
-		if failed == nil && isErrorEvent(ev) {
-			if v, isErr := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); isErr {
+		if failed == nil && isErr {
+			if v, ok := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); ok {
 				act := policy.Decide(rn.pol, policy.Attempt{Attempts: rn.attempts, Model: rn.model, Provider: rn.prov.Name, Started: true}, v)
 				rn.record(cred, act, v)
 				failed = &v

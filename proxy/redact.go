@@ -98,6 +98,14 @@ func (rn *run) redactAnswer(a *answer) {
 	}
 }
 
+// maskEvent masks the pool's secrets in an error event relayed mid-stream,
+// in place.
+func (rn *run) maskEvent(raw []byte) {
+	if list := rn.p.secrets.list(); len(list) > 0 {
+		mask(raw, list)
+	}
+}
+
 // mask overwrites each secret in b, in place.
 func mask(b []byte, list [][]byte) { maskBefore(b, list, len(b)) }
 

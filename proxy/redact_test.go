@@ -43,6 +43,13 @@ func TestRelayedErrorBodiesHideThePoolsSecrets(t *testing.T) {
 	if strings.Contains(got, own) || !strings.Contains(got, "[redacted") {
 		t.Errorf("in-stream error: %d %s", resp.StatusCode, got)
 	}
+	// The same event after content reached the client: it goes out as the
+	// stream's last event, masked too.
+	e.up.Script(own, sim.Step{StreamError: `{"type":"error","error":{"type":"api_error","message":"echo ` + own + `"}}`, ErrorAfter: 2})
+	resp, got = e.post("/v1/messages", strings.Replace(msgBody, `"max_tokens"`, `"stream":true,"max_tokens"`, 1))
+	if resp.StatusCode != http.StatusOK || strings.Contains(got, own) || !strings.Contains(got, "[redacted") || !strings.Contains(got, "content_block_delta") {
+		t.Errorf("mid-stream error: %d %s", resp.StatusCode, got)
+	}
 }
 
 // The stream's masking holds whatever the reads' sizes: a byte at a time,
