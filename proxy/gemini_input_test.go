@@ -33,7 +33,9 @@ func TestGeminiAPIVersions(t *testing.T) {
 	e := newEnv(t, false, withGoogle)
 	e.geminiKey("g1")
 	for _, v := range []string{"v1", "v1alpha"} {
-		e.post("/"+v+"/models/gemini-2.5-flash:generateContent", geminiBody, geminiHeaders(false)...)
+		if resp, body := e.post("/"+v+"/models/gemini-2.5-flash:generateContent", geminiBody, geminiHeaders(false)...); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s on a key: %d %s", v, resp.StatusCode, body)
+		}
 	}
 	recs := e.up.Requests()
 	if len(recs) != 2 || recs[0].Path != "/v1/models/gemini-2.5-flash:generateContent" || recs[1].Path != "/v1alpha/models/gemini-2.5-flash:generateContent" {

@@ -228,6 +228,7 @@ func (s *served) geminiRun(t *testing.T, timeout time.Duration, mode geminiMode,
 		t.Fatalf("subpool env gemini-cli printed no %s setup:\n%s", mode, printed)
 	}
 	maps.Copy(p.env, vars)
+	maps.Copy(p.env, s.personEnv)
 	// A person's choices, not subpool's setup: trust the folder it runs in
 	// (else -p exits 55) and send no usage statistics to Google (the
 	// machine is offline; the CLI would POST them to play.googleapis.com).

@@ -246,6 +246,9 @@ type served struct {
 	log    *lines
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// personEnv is set in every client run's environment besides what
+	// subpool prints: a person's own choices (GOOGLE_GENAI_API_VERSION).
+	personEnv map[string]string
 }
 
 // lines keeps a process's output for failure messages.

@@ -217,7 +217,8 @@ func (gl *googleLogin) peekDay(now time.Time) (used map[string]int, end time.Tim
 	return gl.used, gl.dayStart.Add(googleDay)
 }
 
-// Google routes: the Gemini API under /v1beta/models and Code Assist under
+// Google routes: the Gemini API under /v1beta/models (and the other
+// versions a client can be set to, /v1alpha and /v1) and Code Assist under
 // /v1internal. The Code Assist methods are fixed paths (see routes); the
 // Gemini API carries the model in the path, so it is matched here.
 
@@ -226,8 +227,28 @@ const (
 	codeAssistPrefix = "/v1internal"
 )
 
+// geminiVersions are the Gemini API's versions. /v1/models is also
+// OpenAI's model list, so under /v1 only a model's method
+// (/v1/models/M:generateContent) is the Gemini API.
+var geminiVersions = []string{geminiPrefix, "/v1alpha/models", "/v1/models"}
+
+// geminiRest splits a Gemini API path into its version's prefix and what
+// follows it ("" for the list itself).
+func geminiRest(path string) (prefix, rest string, ok bool) {
+	for _, p := range geminiVersions {
+		if path == p && p != "/v1/models" {
+			return p, "", true
+		}
+		if r, found := strings.CutPrefix(path, p+"/"); found && (p != "/v1/models" || strings.Contains(r, ":")) {
+			return p, r, true
+		}
+	}
+	return "", "", false
+}
+
 func isGeminiPath(path string) bool {
-	return path == geminiPrefix || strings.HasPrefix(path, geminiPrefix+"/")
+	_, _, ok := geminiRest(path)
+	return ok
 }
 
 func isCodeAssistPath(path string) bool {
@@ -237,16 +258,16 @@ func isCodeAssistPath(path string) bool {
 // geminiRoute finds the handler of a Gemini API path and the model it
 // names ("" for the list).
 func geminiRoute(method, path string) (func(*exchange), string) {
-	if !isGeminiPath(path) {
+	_, rest, ok := geminiRest(path)
+	if !ok {
 		return nil, ""
 	}
-	if path == geminiPrefix {
+	if rest == "" {
 		if method == http.MethodGet {
 			return (*exchange).geminiModels, ""
 		}
 		return nil, ""
 	}
-	rest := strings.TrimPrefix(path, geminiPrefix+"/")
 	model, verb, hasVerb := strings.Cut(rest, ":")
 	if model == "" || strings.Contains(model, "/") {
 		return nil, ""

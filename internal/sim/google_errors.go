@@ -325,7 +325,8 @@ func (x *exchange) googleRPC() (service, rpc string) {
 		return cloudCodeDomain, "google.internal.cloud.code.v1internal.CloudCode." + upperFirst(m)
 	}
 	verb := "ListModels"
-	if _, v, ok := strings.Cut(strings.TrimPrefix(x.r.URL.Path, geminiPrefix), ":"); ok {
+	_, rest, _ := geminiRest(x.r.URL.Path)
+	if _, v, ok := strings.Cut(rest, ":"); ok {
 		verb = upperFirst(v)
 	} else if x.req.Model != "" {
 		verb = "GetModel"
