@@ -37,7 +37,8 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 		{"Claude refresh grant", claude, `grant_type:"refresh_token",refresh_token:`},
 		// The locks lockfile.go takes as Claude Code takes them.
 		{"Claude refresh lock", claude, `"` + claudeRefreshLock + `"`},
-		{"Claude refresh lock stale", claude, `stale:1e4`},
+		{"Claude refresh lock stale and update", claude, `stale:60000,update:5000`},
+		{"Claude refresh lock owner", claude, `"` + claudeLockOwner + `"`},
 		{"Claude write lock", claude, `"` + claudeStorageLock + `"`},
 		{"Claude write lock stale", claude, `stale:15000`},
 		{"Claude secure-storage dir", claude, `process.env.CLAUDE_SECURESTORAGE_CONFIG_DIR`},
@@ -58,6 +59,17 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 	} {
 		if !strings.Contains(c.in, c.want) {
 			t.Errorf("%s: %q is not in the installed client any more", c.what, c.want)
+		}
+	}
+	// The owner record lockowner.go writes and reads, field for field, and
+	// how long a held lock's mtime must stand still before it is read.
+	for what, re := range map[string]string{
+		"Claude owner record": `\(\{pid:[\w$]+\(\)\.int\(\),procStart:[\w$]+\(\)\.max\(64\)\.optional\(\),pidDomain:[\w$]+\(\)\.max\(512\),pidSpace:[\w$]+\(\)\.max\(512\),lockBirthtimeMs:[\w$]+\(\)\.positive\(\),legacyLockBirthtimeMs:[\w$]+\(\)\.positive\(\)\.optional\(\)\}\)`,
+		"Claude holder watch": `=7500;function [\w$]+\([\w$]+,[\w$]+\)\{return [\w$]+\.mtimeMs!==void 0`,
+		"Claude pid domain":   "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
+	} {
+		if !regexp.MustCompile(re).MatchString(claude) {
+			t.Errorf("%s: /%s/ is not in Claude Code any more", what, re)
 		}
 	}
 	for _, s := range strings.Fields(AnthropicScope) {

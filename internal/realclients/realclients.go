@@ -31,11 +31,11 @@ type Pin struct {
 // Pins are the versions the real-client suite and the fidelity test run.
 // Raise one here, run make test, and the fidelity test says what moved.
 var Pins = []Pin{
-	{Name: "@anthropic-ai/claude-code", Version: "2.1.197", Postinstall: "install.cjs"},
+	{Name: "@anthropic-ai/claude-code", Version: "2.1.337", Postinstall: "install.cjs"},
 	{Name: "@openai/codex", Version: "0.171.0"},
 	{Name: "@google/gemini-cli", Version: "0.61.0"},
-	{Name: "@anthropic-ai/sdk", Version: "1.15.0"},
-	{Name: "openai", Version: "7.59.0"},
+	{Name: "@anthropic-ai/sdk", Version: "1.17.0"},
+	{Name: "openai", Version: "7.60.0"},
 	{Name: "opencode-ai", Version: "1.18.33", Postinstall: "postinstall.mjs"},
 	// Editor agents that speak Chat Completions (issue 44).
 	{Name: "@continuedev/cli", Version: "1.5.47"},
