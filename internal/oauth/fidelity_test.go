@@ -66,13 +66,23 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 	for what, re := range map[string]string{
 		"Claude owner record": `\(\{pid:[\w$]+\(\)\.int\(\),procStart:[\w$]+\(\)\.max\(64\)\.optional\(\),pidDomain:[\w$]+\(\)\.max\(512\),pidSpace:[\w$]+\(\)\.max\(512\),lockBirthtimeMs:[\w$]+\(\)\.positive\(\),legacyLockBirthtimeMs:[\w$]+\(\)\.positive\(\)\.optional\(\)\}\)`,
 		"Claude holder watch": `=7500;function [\w$]+\([\w$]+,[\w$]+\)\{return [\w$]+\.mtimeMs!==void 0`,
-		"Claude pid domain":   "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
+		// claudeRefreshAs: the refresh body, the stored client and scopes,
+		// the widening of a claude.ai login and its invalid_scope fallback,
+		// and what the save keeps (source.go).
+		"Claude refresh body":    `\{grant_type:"refresh_token",refresh_token:[\w$]+,client_id:[\w$]+\?\?[\w$]+\(\)\.CLIENT_ID,scope:[\w$]+\.join\(" "\)\}`,
+		"Claude stored client":   `=Boolean\(\([\w$]+\([\w$]+\.scopes\)\|\|[\w$]+\.subscriptionType\)&&![\w$]+\.clientId\)`,
+		"Claude refresh scopes":  `\[[\w$]+,[\w$]+,[\w$]+,"user:mcp_servers","user:file_upload"\];function [\w$]+\(\)\{let [\w$]+=[\w$]+\(\),[\w$]+=\[\.\.\.[\w$]+\];if\([\w$]+\.PLUGINS_SCOPE_REGISTERED\)[\w$]+\.push\([\w$]+\)`,
+		"Claude plugins scope":   `PLUGINS_SCOPE_REGISTERED:!0`,
+		"Claude kept scopes":     `=\[[\w$]+,[\w$]+,[\w$]+\];function [\w$]+\([\w$]+\)\{if\(!Array\.isArray\([\w$]+\)\)return\[\];`,
+		"Claude scope fallback":  `\.code==="invalid_scope"`,
+		"Claude saves the grant": `scopes:[\w$]+\.scopes,subscriptionType:[\w$]+\.subscriptionType,.{0,200}clientId:[\w$]+\.clientId\}`,
+		"Claude pid domain":      "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
 	} {
 		if !regexp.MustCompile(re).MatchString(claude) {
 			t.Errorf("%s: /%s/ is not in Claude Code any more", what, re)
 		}
 	}
-	for _, s := range strings.Fields(AnthropicScope) {
+	for _, s := range append(strings.Fields(AnthropicScope), claudeKeptScopes...) {
 		if !strings.Contains(claude, `"`+s+`"`) {
 			t.Errorf("Claude scope %q is not in Claude Code any more", s)
 		}

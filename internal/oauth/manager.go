@@ -323,6 +323,9 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 	src := tok.Source
 	if !src.IsZero() {
 		cur, err := src.Read()
+		if err == nil {
+			tok = tok.withGrantOf(cur)
+		}
 		switch {
 		case err != nil:
 			m.o.Logf("oauth: %s: cannot re-read %s before refreshing (%v); refreshing with subpool's own token", id, src, err)
@@ -353,7 +356,7 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 	}
 
 	now := m.o.Clock.Now()
-	nt, err := refresh(ctx, m.o.Client, p, tok.Refresh, now)
+	nt, err := refresh(ctx, m.o.Client, p, tok, now)
 	if err != nil {
 		return m.refreshFailed(e, id, p, src, tok, err, force, now)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/subpool/subpool/internal/atomicfile"
@@ -154,10 +155,12 @@ func DetectCodex() (Source, error) {
 // claudeFile is the part of Claude Code's credentials subpool reads.
 type claudeFile struct {
 	OAuth *struct {
-		AccessToken      string `json:"accessToken"`
-		RefreshToken     string `json:"refreshToken"`
-		ExpiresAt        int64  `json:"expiresAt"` // unix milliseconds
-		SubscriptionType string `json:"subscriptionType"`
+		AccessToken      string   `json:"accessToken"`
+		RefreshToken     string   `json:"refreshToken"`
+		ExpiresAt        int64    `json:"expiresAt"` // unix milliseconds
+		SubscriptionType string   `json:"subscriptionType"`
+		Scopes           []string `json:"scopes"`
+		ClientID         string   `json:"clientId"`
 	} `json:"claudeAiOauth"`
 }
 
@@ -189,7 +192,8 @@ func (s Source) Read() (Tokens, error) {
 		if f.OAuth == nil || (f.OAuth.AccessToken == "" && f.OAuth.RefreshToken == "") {
 			return Tokens{}, fmt.Errorf("%w: %s holds no Claude subscription login; log in with `claude` first", ErrNoLogin, s)
 		}
-		t = Tokens{Access: f.OAuth.AccessToken, Refresh: f.OAuth.RefreshToken, Plan: f.OAuth.SubscriptionType}
+		t = Tokens{Access: f.OAuth.AccessToken, Refresh: f.OAuth.RefreshToken, Plan: f.OAuth.SubscriptionType,
+			ClientID: f.OAuth.ClientID, Scopes: strings.Join(f.OAuth.Scopes, " ")}
 		if f.OAuth.ExpiresAt > 0 {
 			t.ExpiresAt = time.UnixMilli(f.OAuth.ExpiresAt).UTC()
 		}
@@ -271,6 +275,14 @@ func (s Source) write(t Tokens, expect string) error {
 		fields := map[string]any{"accessToken": t.Access, "refreshToken": t.Refresh}
 		if !t.ExpiresAt.IsZero() {
 			fields["expiresAt"] = t.ExpiresAt.UnixMilli()
+		}
+		// As Claude Code saves a refresh: the scopes granted, when they
+		// are a claude.ai login's, and the client it was refreshed with.
+		if sc := strings.Fields(t.Scopes); slices.Contains(sc, scopeInference) {
+			fields["scopes"] = sc
+		}
+		if t.ClientID != "" {
+			fields["clientId"] = t.ClientID
 		}
 		out, err = editJSON(b, "claudeAiOauth", fields)
 	case SourceCodex:
