@@ -76,7 +76,13 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 		"Claude kept scopes":     `=\[[\w$]+,[\w$]+,[\w$]+\];function [\w$]+\([\w$]+\)\{if\(!Array\.isArray\([\w$]+\)\)return\[\];`,
 		"Claude scope fallback":  `\.code==="invalid_scope"`,
 		"Claude saves the grant": `scopes:[\w$]+\.scopes,subscriptionType:[\w$]+\.subscriptionType,.{0,200}clientId:[\w$]+\.clientId\}`,
-		"Claude pid domain":      "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
+		// claudeStorage and claudeKeychainService: the dirs in NFC, and
+		// the keychain item named after the NFC one's hash.
+		"Claude config dir NFC":   `\?\?[\w$]+\([\w$]+\(\),"\.claude"\)\)\.normalize\("NFC"\)`,
+		"Claude storage dir NFC":  `CLAUDE_SECURESTORAGE_CONFIG_DIR;if\([\w$]+!==void 0\)return\([\w$]+\|\|[\w$]+\([\w$]+\(\),"\.claude"\)\)\.normalize\("NFC"\)`,
+		"Claude keychain NFC":     `[\w$]+!==void 0\?[\w$]+\.normalize\("NFC"\):[\w$]+\(\),[\w$]+=[\w$]+\?"":` + "`-\\$\\{[\\w$]+\\(\"sha256\"\\)\\.update\\([\\w$]+\\)\\.digest\\(\"hex\"\\)\\.substring\\(0,8\\)\\}`",
+		"Claude keychain service": "`Claude Code\\$\\{[\\w$]+\\(\\)\\.OAUTH_FILE_SUFFIX\\}\\$\\{[\\w$]+\\}\\$\\{[\\w$]+\\}`",
+		"Claude pid domain":       "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
 	} {
 		if !regexp.MustCompile(re).MatchString(claude) {
 			t.Errorf("%s: /%s/ is not in Claude Code any more", what, re)

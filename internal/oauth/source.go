@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/subpool/subpool/internal/atomicfile"
 )
@@ -95,22 +99,25 @@ func DetectClaudeCode() (Source, error) {
 	return Source{Kind: SourceClaudeCode, Path: file, Dir: dir}, nil
 }
 
-// claudeStorage is where Claude Code 2.1.197 keeps its credentials and
+// claudeStorage is where Claude Code 2.1.337 keeps its credentials and
 // takes its locks: $CLAUDE_SECURESTORAGE_CONFIG_DIR when it is set (set but
 // empty means ~/.claude), else $CLAUDE_CONFIG_DIR, else ~/.claude. hashOf
 // is what its macOS keychain service name is suffixed with the hash of:
 // the secure-storage directory when that variable is set and not empty,
-// else a custom CLAUDE_CONFIG_DIR; "" for none.
+// else a custom CLAUDE_CONFIG_DIR; "" for none. Claude Code normalises
+// both to NFC first, so a path typed or stored decomposed (NFD, as macOS
+// file dialogs hand them) names the same storage and keychain item.
 func claudeStorage() (dir, hashOf string, err error) {
 	if d, ok := os.LookupEnv("CLAUDE_SECURESTORAGE_CONFIG_DIR"); ok {
 		if d != "" {
+			d = norm.NFC.String(d)
 			return d, d, nil
 		}
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", "", fmt.Errorf("cannot find your home folder: %v", err)
 		}
-		return filepath.Join(home, ".claude"), "", nil
+		return norm.NFC.String(filepath.Join(home, ".claude")), "", nil
 	}
 	dir, custom, err := claudeDir()
 	if err != nil || !custom {
@@ -119,17 +126,31 @@ func claudeStorage() (dir, hashOf string, err error) {
 	return dir, dir, nil
 }
 
+// claudeKeychainService is the macOS keychain item Claude Code keeps its
+// login in: "Claude Code-credentials", with "-" and the first 8 hex
+// digits of hashOf's SHA-256 appended when hashOf is set.
+func claudeKeychainService(hashOf string) string {
+	svc := claudeKeychainBase
+	if hashOf != "" {
+		sum := sha256.Sum256([]byte(hashOf))
+		svc += "-" + hex.EncodeToString(sum[:])[:8]
+	}
+	return svc
+}
+
+const claudeKeychainBase = "Claude Code-credentials"
+
 // claudeDir is Claude Code's config directory: $CLAUDE_CONFIG_DIR, else
-// ~/.claude.
+// ~/.claude, in NFC as Claude Code reads it.
 func claudeDir() (dir string, custom bool, err error) {
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d, true, nil
+		return norm.NFC.String(d), true, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", false, fmt.Errorf("cannot find your home folder: %v", err)
 	}
-	return filepath.Join(home, ".claude"), false, nil
+	return norm.NFC.String(filepath.Join(home, ".claude")), false, nil
 }
 
 // DetectCodex finds Codex CLI's login: $CODEX_HOME/auth.json, default
