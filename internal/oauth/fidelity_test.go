@@ -56,6 +56,10 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 		{"Codex callback host", codex, "http://localhost:"},
 		{"Codex fallback port", codex, "falling back to the registered fallback port"},
 		{"Codex backend", codex, ChatGPTBaseURL},
+		// codexlock.go: the commit lock's name and Codex's word for its
+		// timeout (the real Codex's behaviour: TestRealCodexHonoursSubpoolsLocks).
+		{"Codex commit lock", codex, "json.lock"},
+		{"Codex commit lock timeout", codex, "credential commit lock timed out"},
 	} {
 		if !strings.Contains(c.in, c.want) {
 			t.Errorf("%s: %q is not in the installed client any more", c.what, c.want)

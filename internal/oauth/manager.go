@@ -297,6 +297,16 @@ func (m *Manager) fly(e *entry, id string, p Provider, f *flight) {
 		}
 		defer release()
 	}
+	if tok.Source.Kind == SourceCodex {
+		// Codex changes its login under auth.lock; subpool too, so the
+		// two never refresh one token at once.
+		release, err := codexStateLocked(ctx, tok.Source.Path, m.onLockWait)
+		if err != nil {
+			f.err = fmt.Errorf("the login of %s is being changed by Codex; will try again: %v", id, err)
+			return
+		}
+		defer release()
+	}
 	f.tok, f.renewed, f.err = m.renew(ctx, e, id, p, tok, f.force)
 }
 

@@ -342,6 +342,9 @@ func (s Source) write(t Tokens, expect string) error {
 		// subpool, so neither replaces what the other just wrote.
 		return claudeStorageLocked(dir, func(string, ...any) {}, put)
 	}
+	if s.Kind == SourceCodex {
+		return codexCommitLocked(s.Path, onCodexCommitWait, put) // Codex's commit lock, likewise
+	}
 	return put()
 }
 
