@@ -171,7 +171,7 @@ func TestClaudeCodeAndSubpoolNeverSpendOneRefreshToken(t *testing.T) {
 	}
 }
 
-// claudeCodeRefresh is one refresh as Claude Code 2.1.197 does it: take
+// claudeCodeRefresh is one refresh as Claude Code 2.1.337 does it: take
 // <dir>/.oauth_refresh.lock then <dir>.lock (mkdir, waiting while held),
 // read the file, refresh with its token, write the answer back under
 // .storage-write.lock, let the locks go.
