@@ -115,3 +115,27 @@ func TestClaudeRefreshUsesTheStoredClientAndScopes(t *testing.T) {
 		})
 	}
 }
+
+// claudeRefreshAs follows Claude Code 2.1.337's choice for every kind of
+// stored login.
+func TestClaudeRefreshAs(t *testing.T) {
+	p := Anthropic("")
+	for _, c := range []struct {
+		name                    string
+		tok                     Tokens
+		client, scope, fallback string
+	}{
+		{"nothing stored", Tokens{}, AnthropicClientID, AnthropicScope, ""},
+		{"a plan, no scopes", Tokens{Plan: "max"}, AnthropicClientID, AnthropicScope, ""},
+		{"claude.ai scopes", Tokens{Scopes: "user:inference user:privacy_consents:write"}, AnthropicClientID, AnthropicScope + " user:privacy_consents:write", "user:inference user:privacy_consents:write"},
+		{"console scopes", Tokens{Scopes: "org:create_api_key user:profile"}, AnthropicClientID, "org:create_api_key user:profile", ""},
+		{"another client", Tokens{ClientID: "c", Scopes: "user:inference"}, "c", "user:inference", ""},
+		{"another client, no scopes", Tokens{ClientID: "c"}, "c", AnthropicScope, ""},
+		{"already Claude Code's scopes", Tokens{Scopes: AnthropicScope}, AnthropicClientID, AnthropicScope, ""},
+	} {
+		client, scope, fallback := claudeRefreshAs(p, c.tok)
+		if client != c.client || scope != c.scope || fallback != c.fallback {
+			t.Errorf("%s: got (%q, %q, %q), want (%q, %q, %q)", c.name, client, scope, fallback, c.client, c.scope, c.fallback)
+		}
+	}
+}

@@ -247,9 +247,12 @@ func refresh(ctx context.Context, c *http.Client, p Provider, tok Tokens, now ti
 		f["scope"] = p.RefreshScope
 	}
 	if p.Name == NameAnthropic {
-		var client string
-		client, f["scope"], fallback = claudeRefreshAs(p, tok)
+		var client, scope string
+		client, scope, fallback = claudeRefreshAs(p, tok)
 		f["client_id"] = client
+		if scope != "" {
+			f["scope"] = scope
+		}
 	}
 	if p.ClientSecret != "" {
 		f["client_secret"] = p.ClientSecret
