@@ -471,3 +471,37 @@ func TestClaudeConfigDirIsNFC(t *testing.T) {
 		t.Fatalf("secure-storage dir %q hashed as %q, want both %q", dir, hashOf, nfc)
 	}
 }
+
+// A running Claude Code re-reads .credentials.json when the file's
+// fingerprint (inode, size, mtime, ctime) changes, and Codex re-reads
+// auth.json while it runs: subpool's write-back replaces the file (a new
+// inode, by rename), so a watcher sees the change whatever the clock's
+// grain, and never a file half written.
+func TestWriteBackIsANewFile(t *testing.T) {
+	e := newEnv(t, sim.OAuthOptions{})
+	dir := t.TempDir()
+	for _, src := range []Source{
+		{Kind: SourceClaudeCode, Path: writeClaudeFile(t, dir, e.oa.Grant(sim.Anthropic)), Dir: dir},
+		{Kind: SourceCodex, Path: writeCodexFile(t, dir, e.oa.Grant(sim.OpenAI))},
+	} {
+		before, err := os.Stat(src.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _ := src.Read()
+		tok.Access = tok.Access + "-renewed"
+		if err := src.Write(tok); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.Stat(src.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if os.SameFile(before, after) {
+			t.Fatalf("%s: written in place; a CLI reading it meanwhile could see half of it", src.Kind)
+		}
+		if got, _ := src.Read(); got.Access != tok.Access {
+			t.Fatalf("%s: not written", src.Kind)
+		}
+	}
+}
