@@ -38,6 +38,19 @@ test: deps
 	scripts/dist-tool.sh actionlint $(GO) .github/workflows/ci.yml .github/workflows/release.yml
 	scripts/keyring-test.sh $(GO) test -race -count=1 ./...
 
+# The real-client suite and the fidelity tests against each client's newest
+# release on the npm registry instead of its pin (internal/realclients,
+# SUBPOOL_REALCLIENTS_LATEST): first each pin beside the newest version,
+# then what the tests say moved with them. Not part of `make test`.
+.PHONY: test-latest
+test-latest: deps
+	SUBPOOL_REALCLIENTS_LATEST=1 $(GO) test -count=1 -v -run '^TestLatestVersions$$' ./internal/realclients/
+	@s=0; \
+	SUBPOOL_REALCLIENTS_LATEST=1 $(GO) test -count=1 -run 'TestLoginValuesAreTheRealClients|TestGoogleLoginValuesAreGeminiCLIs|TestRealCodexHonoursSubpoolsLocks' ./internal/oauth/ || s=1; \
+	SUBPOOL_REALCLIENTS_LATEST=1 $(GO) test -count=1 -run 'TestSetupIsGeminiCLIs' ./internal/codeassist/ || s=1; \
+	SUBPOOL_REALCLIENTS_LATEST=1 scripts/keyring-test.sh $(GO) test -count=1 -timeout 60m ./app/realclients/ || s=1; \
+	exit $$s
+
 # The pure packages alone: no cgo, no display, seconds.
 test-fast:
 	CGO_ENABLED=0 $(GO) test ./proxy/... ./keychain/...

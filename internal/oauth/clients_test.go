@@ -14,7 +14,7 @@ import (
 )
 
 // These tests hold subpool's logins and refreshes to what the real clients
-// do today (Claude Code 2.1.197, Codex CLI 0.171.0); fidelity_test.go checks
+// do today (Claude Code 2.1.337, Codex CLI 0.171.0); fidelity_test.go checks
 // the values against the clients' own packages.
 
 // A claude.ai login goes where Claude Code sends it, with Claude Code's

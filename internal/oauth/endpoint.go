@@ -79,6 +79,7 @@ type tokenAnswer struct {
 	ExpiresIn    json.Number     `json:"expires_in"`
 	Account      json.RawMessage `json:"account"`
 	Organization json.RawMessage `json:"organization"`
+	Scope        string          `json:"scope"`
 }
 
 // post sends one token request to p's endpoints in turn and returns the
@@ -167,7 +168,7 @@ func call(ctx context.Context, c *http.Client, p Provider, fields map[string]str
 	if err := json.Unmarshal(b, &a); err != nil || a.AccessToken == "" {
 		return Tokens{}, &TokenError{Provider: p.Name, Status: resp.StatusCode, Code: "answer without access_token"}
 	}
-	t := Tokens{Access: a.AccessToken, Refresh: a.RefreshToken, IDToken: a.IDToken}
+	t := Tokens{Access: a.AccessToken, Refresh: a.RefreshToken, IDToken: a.IDToken, Scopes: a.Scope}
 	if secs, err := a.ExpiresIn.Int64(); err == nil && secs > 0 {
 		t.ExpiresAt = now.Add(time.Duration(secs) * time.Second).UTC().Truncate(time.Second)
 	}
@@ -237,18 +238,36 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// refresh spends t.Refresh for new tokens, with the fields its real
-// client sends: client_id, grant_type, refresh_token, Claude Code's scope
-// (Codex and Gemini CLI send none) and Gemini CLI's client_secret.
-func refresh(ctx context.Context, c *http.Client, p Provider, refreshToken string, now time.Time) (Tokens, error) {
-	f := map[string]string{"grant_type": "refresh_token", "refresh_token": refreshToken, "client_id": p.ClientID}
+// refresh spends tok's refresh token for new tokens, with the fields its
+// real client sends: client_id, grant_type, refresh_token, Claude Code's
+// scope (Codex and Gemini CLI send none) and Gemini CLI's client_secret.
+// A Claude login refreshes with the client and scopes it was stored with
+// (claudeRefreshAs), and, as Claude Code, once more with its stored scopes
+// alone when the widened set is refused as invalid_scope.
+func refresh(ctx context.Context, c *http.Client, p Provider, tok Tokens, now time.Time) (Tokens, error) {
+	f := map[string]string{"grant_type": "refresh_token", "refresh_token": tok.Refresh, "client_id": p.ClientID}
+	var fallback string
 	if p.RefreshScope != "" {
 		f["scope"] = p.RefreshScope
+	}
+	if p.Name == NameAnthropic {
+		var client, scope string
+		client, scope, fallback = claudeRefreshAs(p, tok)
+		f["client_id"] = client
+		if scope != "" {
+			f["scope"] = scope
+		}
 	}
 	if p.ClientSecret != "" {
 		f["client_secret"] = p.ClientSecret
 	}
-	return call(ctx, c, p, f, now)
+	t, err := call(ctx, c, p, f, now)
+	var te *TokenError
+	if fallback != "" && errors.As(err, &te) && te.Status == http.StatusBadRequest && te.Code == "invalid_scope" {
+		f["scope"] = fallback
+		return call(ctx, c, p, f, now)
+	}
+	return t, err
 }
 
 // exchange trades an authorization code for tokens.

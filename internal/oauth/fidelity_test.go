@@ -37,7 +37,8 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 		{"Claude refresh grant", claude, `grant_type:"refresh_token",refresh_token:`},
 		// The locks lockfile.go takes as Claude Code takes them.
 		{"Claude refresh lock", claude, `"` + claudeRefreshLock + `"`},
-		{"Claude refresh lock stale", claude, `stale:1e4`},
+		{"Claude refresh lock stale and update", claude, `stale:60000,update:5000`},
+		{"Claude refresh lock owner", claude, `"` + claudeLockOwner + `"`},
 		{"Claude write lock", claude, `"` + claudeStorageLock + `"`},
 		{"Claude write lock stale", claude, `stale:15000`},
 		{"Claude secure-storage dir", claude, `process.env.CLAUDE_SECURESTORAGE_CONFIG_DIR`},
@@ -55,12 +56,43 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 		{"Codex callback host", codex, "http://localhost:"},
 		{"Codex fallback port", codex, "falling back to the registered fallback port"},
 		{"Codex backend", codex, ChatGPTBaseURL},
+		// codexlock.go: the commit lock's name and Codex's word for its
+		// timeout (the real Codex's behaviour: TestRealCodexHonoursSubpoolsLocks).
+		{"Codex commit lock", codex, "json.lock"},
+		{"Codex commit lock timeout", codex, "credential commit lock timed out"},
 	} {
 		if !strings.Contains(c.in, c.want) {
 			t.Errorf("%s: %q is not in the installed client any more", c.what, c.want)
 		}
 	}
-	for _, s := range strings.Fields(AnthropicScope) {
+	// The owner record lockowner.go writes and reads, field for field, and
+	// how long a held lock's mtime must stand still before it is read.
+	for what, re := range map[string]string{
+		"Claude owner record": `\(\{pid:[\w$]+\(\)\.int\(\),procStart:[\w$]+\(\)\.max\(64\)\.optional\(\),pidDomain:[\w$]+\(\)\.max\(512\),pidSpace:[\w$]+\(\)\.max\(512\),lockBirthtimeMs:[\w$]+\(\)\.positive\(\),legacyLockBirthtimeMs:[\w$]+\(\)\.positive\(\)\.optional\(\)\}\)`,
+		"Claude holder watch": `=7500;function [\w$]+\([\w$]+,[\w$]+\)\{return [\w$]+\.mtimeMs!==void 0`,
+		// claudeRefreshAs: the refresh body, the stored client and scopes,
+		// the widening of a claude.ai login and its invalid_scope fallback,
+		// and what the save keeps (source.go).
+		"Claude refresh body":    `\{grant_type:"refresh_token",refresh_token:[\w$]+,client_id:[\w$]+\?\?[\w$]+\(\)\.CLIENT_ID,scope:[\w$]+\.join\(" "\)\}`,
+		"Claude stored client":   `=Boolean\(\([\w$]+\([\w$]+\.scopes\)\|\|[\w$]+\.subscriptionType\)&&![\w$]+\.clientId\)`,
+		"Claude refresh scopes":  `\[[\w$]+,[\w$]+,[\w$]+,"user:mcp_servers","user:file_upload"\];function [\w$]+\(\)\{let [\w$]+=[\w$]+\(\),[\w$]+=\[\.\.\.[\w$]+\];if\([\w$]+\.PLUGINS_SCOPE_REGISTERED\)[\w$]+\.push\([\w$]+\)`,
+		"Claude plugins scope":   `PLUGINS_SCOPE_REGISTERED:!0`,
+		"Claude kept scopes":     `=\[[\w$]+,[\w$]+,[\w$]+\];function [\w$]+\([\w$]+\)\{if\(!Array\.isArray\([\w$]+\)\)return\[\];`,
+		"Claude scope fallback":  `\.code==="invalid_scope"`,
+		"Claude saves the grant": `scopes:[\w$]+\.scopes,subscriptionType:[\w$]+\.subscriptionType,.{0,200}clientId:[\w$]+\.clientId\}`,
+		// claudeStorage and claudeKeychainService: the dirs in NFC, and
+		// the keychain item named after the NFC one's hash.
+		"Claude config dir NFC":   `\?\?[\w$]+\([\w$]+\(\),"\.claude"\)\)\.normalize\("NFC"\)`,
+		"Claude storage dir NFC":  `CLAUDE_SECURESTORAGE_CONFIG_DIR;if\([\w$]+!==void 0\)return\([\w$]+\|\|[\w$]+\([\w$]+\(\),"\.claude"\)\)\.normalize\("NFC"\)`,
+		"Claude keychain NFC":     `[\w$]+!==void 0\?[\w$]+\.normalize\("NFC"\):[\w$]+\(\),[\w$]+=[\w$]+\?"":` + "`-\\$\\{[\\w$]+\\(\"sha256\"\\)\\.update\\([\\w$]+\\)\\.digest\\(\"hex\"\\)\\.substring\\(0,8\\)\\}`",
+		"Claude keychain service": "`Claude Code\\$\\{[\\w$]+\\(\\)\\.OAUTH_FILE_SUFFIX\\}\\$\\{[\\w$]+\\}\\$\\{[\\w$]+\\}`",
+		"Claude pid domain":       "`linux:\\$\\{[\\w$]+\\}:\\$\\{[\\w$]+\\}`",
+	} {
+		if !regexp.MustCompile(re).MatchString(claude) {
+			t.Errorf("%s: /%s/ is not in Claude Code any more", what, re)
+		}
+	}
+	for _, s := range append(strings.Fields(AnthropicScope), claudeKeptScopes...) {
 		if !strings.Contains(claude, `"`+s+`"`) {
 			t.Errorf("Claude scope %q is not in Claude Code any more", s)
 		}

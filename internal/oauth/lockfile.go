@@ -15,27 +15,30 @@ import (
 // processes with the npm package proper-lockfile, and subpool takes the
 // same locks with the same semantics around a refresh of an imported
 // Claude Code login and around writing it back, so the two never spend one
-// refresh token at once. What Claude Code 2.1.197 does (read in its bundle):
+// refresh token at once. What Claude Code 2.1.337 does (read in its bundle):
 //
 //   - A lock is a directory, created with mkdir: whoever creates it holds
-//     it. Its holder touches its mtime every `update` (stale/2 by default,
+//     it. Its holder touches its mtime every `update` (stale/2 unless set,
 //     at least 1 s); one whose mtime is older than `stale` belongs to a
 //     process that died, and may be removed and taken.
-//   - Refresh: `<dir>/.oauth_refresh.lock` (stale 10 s), then the legacy
-//     `<realpath dir>.lock` (same options). When the legacy one is held it
-//     lets the first go and tries again later; any other failure on the
-//     legacy one is ignored. No retries inside the lock call: the refresh
-//     tries again up to 5 times, 1–2 s apart.
+//   - Refresh: `<dir>/.oauth_refresh.lock` (stale 60 s, update 5 s), then
+//     the legacy `<realpath dir>.lock` (same options). When the legacy one
+//     is held it lets the first go and tries again later; any other failure
+//     on the legacy one is ignored. No retries inside the lock call: the
+//     refresh tries again up to 5 times, 1–2 s apart. Holding them it
+//     writes `<dir>/.oauth_refresh.lock.owner` (lockowner.go), which lets a
+//     waiter take the lock of a holder that is proven dead before 60 s.
 //   - Writes of the credentials: `<dir>/.storage-write.lock` (stale 15 s,
 //     10 retries from 100 ms to 1 s apart).
 //
 // <dir> is CLAUDE_SECURESTORAGE_CONFIG_DIR when set, else CLAUDE_CONFIG_DIR,
 // else ~/.claude.
 const (
-	claudeRefreshLock  = ".oauth_refresh.lock"
-	claudeStorageLock  = ".storage-write"
-	claudeRefreshStale = 10 * time.Second
-	claudeStorageStale = 15 * time.Second
+	claudeRefreshLock   = ".oauth_refresh.lock"
+	claudeStorageLock   = ".storage-write"
+	claudeRefreshStale  = 60 * time.Second
+	claudeRefreshUpdate = 5 * time.Second
+	claudeStorageStale  = 15 * time.Second
 )
 
 // errLocked: another process holds the lock.
@@ -55,8 +58,9 @@ type dirLock struct {
 // tryDirLock takes the lock directory path once: errLocked when a live
 // holder has it. A lock whose mtime is older than stale is removed and
 // taken, as proper-lockfile does (one more attempt, which fails if another
-// process took it over first).
-func tryDirLock(path string, stale time.Duration, logf func(string, ...any)) (*dirLock, error) {
+// process took it over first). The held lock is touched every update;
+// 0 means proper-lockfile's default, stale/2 and at least 1 s.
+func tryDirLock(path string, stale, update time.Duration, logf func(string, ...any)) (*dirLock, error) {
 	for attempt := 0; ; attempt++ {
 		err := os.Mkdir(path, 0o777)
 		if err == nil {
@@ -94,7 +98,10 @@ func tryDirLock(path string, stale time.Duration, logf func(string, ...any)) (*d
 		return nil, err
 	}
 	l := &dirLock{path: path, stop: make(chan struct{}), done: make(chan struct{}), mtime: fi.ModTime()}
-	go l.keepFresh(max(stale/2, time.Second), logf)
+	if update == 0 {
+		update = max(stale/2, time.Second)
+	}
+	go l.keepFresh(update, logf)
 	return l, nil
 }
 
@@ -147,13 +154,26 @@ func (l *dirLock) release() {
 	}
 }
 
-// lockWait takes the lock at path, trying again every wait until ctx ends.
-// onWait, when set, is told each time the lock was found held.
-func lockWait(ctx context.Context, path string, stale, wait time.Duration, onWait func(), logf func(string, ...any)) (*dirLock, error) {
+// lockWait takes Claude Code's refresh lock at path, trying again every
+// wait until ctx ends. onWait, when set, is told each time the lock was
+// found held. A held lock whose mtime has not moved for holderWatch and
+// whose owner record proves its holder dead is taken over, as Claude Code
+// does, without waiting the 60 s of staleness.
+func lockWait(ctx context.Context, dir, path, legacy string, wait time.Duration, onWait func(), logf func(string, ...any)) (*dirLock, error) {
+	var watched time.Time // the held lock's mtime when first seen
+	var since time.Time
 	for {
-		l, err := tryDirLock(path, stale, logf)
+		l, err := tryDirLock(path, claudeRefreshStale, claudeRefreshUpdate, logf)
 		if !errors.Is(err, errLocked) {
 			return l, err
+		}
+		if fi, err := os.Stat(path); err == nil {
+			switch {
+			case !fi.ModTime().Equal(watched):
+				watched, since = fi.ModTime(), time.Now()
+			case time.Since(since) >= holderWatch && takeOverDeadHolder(dir, path, legacy, watched, logf):
+				continue
+			}
 		}
 		if onWait != nil {
 			onWait()
@@ -169,25 +189,23 @@ func lockWait(ctx context.Context, path string, stale, wait time.Duration, onWai
 // claudeLocks takes Claude Code's refresh locks in dir, as Claude Code
 // does: the new one, then the legacy one; when the legacy one is held, the
 // new one is let go and both are tried again. It waits while Claude Code
-// refreshes (its locks stay fresh) and until ctx ends.
+// refreshes (its locks stay fresh) and until ctx ends. Holding them it
+// writes the owner record, and the release removes it.
 func claudeLocks(ctx context.Context, dir string, onWait func(), logf func(string, ...any)) (func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	legacyBase := dir
-	if p, err := filepath.EvalSymlinks(dir); err == nil {
-		legacyBase = p
-	}
-	legacy := filepath.Clean(legacyBase) + ".lock"
+	path, legacy := filepath.Join(dir, claudeRefreshLock), legacyLockPath(dir)
 	for {
-		l, err := lockWait(ctx, filepath.Join(dir, claudeRefreshLock), claudeRefreshStale, lockRetry, onWait, logf)
+		l, err := lockWait(ctx, dir, path, legacy, lockRetry, onWait, logf)
 		if err != nil {
 			return nil, err
 		}
-		ll, err := tryDirLock(legacy, claudeRefreshStale, logf)
+		ll, err := tryDirLock(legacy, claudeRefreshStale, claudeRefreshUpdate, logf)
 		switch {
 		case err == nil:
-			return func() { ll.release(); l.release() }, nil
+			birth := writeOwner(dir, path, legacy, logf)
+			return func() { removeOwner(dir, birth); ll.release(); l.release() }, nil
 		case errors.Is(err, errLocked):
 			l.release()
 			if onWait != nil {
@@ -202,9 +220,20 @@ func claudeLocks(ctx context.Context, dir string, onWait func(), logf func(strin
 			// As Claude Code: a legacy lock that cannot be made (a
 			// read-only parent) does not stop the refresh.
 			logf("oauth: cannot take the legacy lock %s (%v); going on without it", legacy, err)
-			return l.release, nil
+			birth := writeOwner(dir, path, "", logf)
+			return func() { removeOwner(dir, birth); l.release() }, nil
 		}
 	}
+}
+
+// legacyLockPath is Claude Code's legacy refresh lock: its dir's real
+// path with ".lock" appended.
+func legacyLockPath(dir string) string {
+	base := dir
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		base = p
+	}
+	return filepath.Clean(base) + ".lock"
 }
 
 // claudeStorageLocked runs write under Claude Code's credential-write lock
@@ -213,7 +242,7 @@ func claudeStorageLocked(dir string, logf func(string, ...any), write func() err
 	path := filepath.Join(dir, claudeStorageLock+".lock")
 	wait := 100 * time.Millisecond
 	for try := 0; ; try++ {
-		l, err := tryDirLock(path, claudeStorageStale, logf)
+		l, err := tryDirLock(path, claudeStorageStale, 0, logf)
 		if err == nil {
 			defer l.release()
 			return write()
@@ -229,3 +258,8 @@ func claudeStorageLocked(dir string, logf func(string, ...any), write func() err
 // lockRetry is how long subpool waits before it looks at a held refresh
 // lock again; Claude Code waits 1–2 s.
 var lockRetry = time.Second
+
+// holderWatch is how long a held refresh lock's mtime must stand still
+// before its owner record is asked whether the holder died: Claude Code
+// waits 7.5 s, over its 5 s updates.
+var holderWatch = 7500 * time.Millisecond

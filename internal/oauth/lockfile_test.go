@@ -40,7 +40,7 @@ func claudeImport(t *testing.T, e *env) (dir string, src Source) {
 // directory exists and its mtime is kept fresh. The returned func lets it go.
 func holdLock(t *testing.T, path string) func() {
 	t.Helper()
-	l, err := tryDirLock(path, claudeRefreshStale, t.Logf)
+	l, err := tryDirLock(path, claudeRefreshStale, 0, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,8 @@ func TestRefreshWaitsForClaudeCodesLock(t *testing.T) {
 }
 
 // A lock whose holder stopped touching it (its mtime is older than
-// proper-lockfile's stale, 10 s) belongs to a Claude Code that died:
+// proper-lockfile's stale, 60 s for Claude Code 2.1.337's refresh lock)
+// belongs to a Claude Code that died:
 // subpool takes it over and refreshes at once.
 func TestStaleClaudeCodeLockIsTakenOver(t *testing.T) {
 	e := newEnv(t, sim.OAuthOptions{})
@@ -110,7 +111,7 @@ func TestStaleClaudeCodeLockIsTakenOver(t *testing.T) {
 	if err := os.Mkdir(lock, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-time.Minute)
+	old := time.Now().Add(-2 * time.Minute)
 	os.Chtimes(lock, old, old)
 	e.m.onLockWait = func() { t.Error("waited for a stale lock") }
 	got, err := e.m.Token(guard(t), "imp", e.anth, false)
@@ -170,7 +171,7 @@ func TestClaudeCodeAndSubpoolNeverSpendOneRefreshToken(t *testing.T) {
 	}
 }
 
-// claudeCodeRefresh is one refresh as Claude Code 2.1.197 does it: take
+// claudeCodeRefresh is one refresh as Claude Code 2.1.337 does it: take
 // <dir>/.oauth_refresh.lock then <dir>.lock (mkdir, waiting while held),
 // read the file, refresh with its token, write the answer back under
 // .storage-write.lock, let the locks go.

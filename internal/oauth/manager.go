@@ -304,6 +304,16 @@ func (m *Manager) fly(e *entry, id string, p Provider, f *flight) {
 		}
 		defer release()
 	}
+	if tok.Source.Kind == SourceCodex {
+		// Codex changes its login under auth.lock; subpool too, so the
+		// two never refresh one token at once.
+		release, err := codexStateLocked(ctx, tok.Source.Path, m.onLockWait)
+		if err != nil {
+			f.err = fmt.Errorf("the login of %s is being changed by Codex; will try again: %v", id, err)
+			return
+		}
+		defer release()
+	}
 	f.tok, f.renewed, f.err = m.renew(ctx, e, id, p, tok, f.force)
 }
 
@@ -330,6 +340,9 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 	src := tok.Source
 	if !src.IsZero() {
 		cur, err := src.Read()
+		if err == nil {
+			tok = tok.withGrantOf(cur)
+		}
 		switch {
 		case err != nil:
 			m.o.Logf("oauth: %s: cannot re-read %s before refreshing (%v); refreshing with subpool's own token", id, src, err)
@@ -360,7 +373,7 @@ func (m *Manager) renew(ctx context.Context, e *entry, id string, p Provider, to
 	}
 
 	now := m.o.Clock.Now()
-	nt, err := refresh(ctx, m.o.Client, p, tok.Refresh, now)
+	nt, err := refresh(ctx, m.o.Client, p, tok, now)
 	if err != nil {
 		return m.refreshFailed(e, id, p, src, tok, err, force, now)
 	}

@@ -31,7 +31,7 @@ const (
 )
 
 // Defaults as the real clients use them today, read from their own
-// packages (Claude Code 2.1.197, Codex CLI 0.171.0); fidelity_test.go fails
+// packages (Claude Code 2.1.337, Codex CLI 0.171.0); fidelity_test.go fails
 // when a newer pinned release no longer carries one. Endpoints have moved
 // before, so every URL is a field a caller may override.
 const (
@@ -45,9 +45,9 @@ const (
 	// sends http://localhost:PORT/callback; port 0 does the same here.
 	AnthropicRedirectURI = "http://localhost:0/callback"
 	// AnthropicScope is the scope Claude Code refreshes with (its claude.ai
-	// scopes). Its login also asks for org:create_api_key, which subpool
-	// has no use for.
-	AnthropicScope = "user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload"
+	// scopes; 2.1.337 adds user:plugins). Its login also asks for
+	// org:create_api_key, which subpool has no use for.
+	AnthropicScope = "user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload user:plugins"
 
 	OpenAIAuthorizeURL = "https://auth.openai.com/oauth/authorize"
 	OpenAITokenURL     = "https://auth.openai.com/oauth/token"

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/subpool/subpool/internal/atomicfile"
 )
@@ -94,22 +99,25 @@ func DetectClaudeCode() (Source, error) {
 	return Source{Kind: SourceClaudeCode, Path: file, Dir: dir}, nil
 }
 
-// claudeStorage is where Claude Code 2.1.197 keeps its credentials and
+// claudeStorage is where Claude Code 2.1.337 keeps its credentials and
 // takes its locks: $CLAUDE_SECURESTORAGE_CONFIG_DIR when it is set (set but
 // empty means ~/.claude), else $CLAUDE_CONFIG_DIR, else ~/.claude. hashOf
 // is what its macOS keychain service name is suffixed with the hash of:
 // the secure-storage directory when that variable is set and not empty,
-// else a custom CLAUDE_CONFIG_DIR; "" for none.
+// else a custom CLAUDE_CONFIG_DIR; "" for none. Claude Code normalises
+// both to NFC first, so a path typed or stored decomposed (NFD, as macOS
+// file dialogs hand them) names the same storage and keychain item.
 func claudeStorage() (dir, hashOf string, err error) {
 	if d, ok := os.LookupEnv("CLAUDE_SECURESTORAGE_CONFIG_DIR"); ok {
 		if d != "" {
+			d = norm.NFC.String(d)
 			return d, d, nil
 		}
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", "", fmt.Errorf("cannot find your home folder: %v", err)
 		}
-		return filepath.Join(home, ".claude"), "", nil
+		return norm.NFC.String(filepath.Join(home, ".claude")), "", nil
 	}
 	dir, custom, err := claudeDir()
 	if err != nil || !custom {
@@ -118,17 +126,31 @@ func claudeStorage() (dir, hashOf string, err error) {
 	return dir, dir, nil
 }
 
+// claudeKeychainService is the macOS keychain item Claude Code keeps its
+// login in: "Claude Code-credentials", with "-" and the first 8 hex
+// digits of hashOf's SHA-256 appended when hashOf is set.
+func claudeKeychainService(hashOf string) string {
+	svc := claudeKeychainBase
+	if hashOf != "" {
+		sum := sha256.Sum256([]byte(hashOf))
+		svc += "-" + hex.EncodeToString(sum[:])[:8]
+	}
+	return svc
+}
+
+const claudeKeychainBase = "Claude Code-credentials"
+
 // claudeDir is Claude Code's config directory: $CLAUDE_CONFIG_DIR, else
-// ~/.claude.
+// ~/.claude, in NFC as Claude Code reads it.
 func claudeDir() (dir string, custom bool, err error) {
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d, true, nil
+		return norm.NFC.String(d), true, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", false, fmt.Errorf("cannot find your home folder: %v", err)
 	}
-	return filepath.Join(home, ".claude"), false, nil
+	return norm.NFC.String(filepath.Join(home, ".claude")), false, nil
 }
 
 // DetectCodex finds Codex CLI's login: $CODEX_HOME/auth.json, default
@@ -154,10 +176,12 @@ func DetectCodex() (Source, error) {
 // claudeFile is the part of Claude Code's credentials subpool reads.
 type claudeFile struct {
 	OAuth *struct {
-		AccessToken      string `json:"accessToken"`
-		RefreshToken     string `json:"refreshToken"`
-		ExpiresAt        int64  `json:"expiresAt"` // unix milliseconds
-		SubscriptionType string `json:"subscriptionType"`
+		AccessToken      string   `json:"accessToken"`
+		RefreshToken     string   `json:"refreshToken"`
+		ExpiresAt        int64    `json:"expiresAt"` // unix milliseconds
+		SubscriptionType string   `json:"subscriptionType"`
+		Scopes           []string `json:"scopes"`
+		ClientID         string   `json:"clientId"`
 	} `json:"claudeAiOauth"`
 }
 
@@ -189,7 +213,8 @@ func (s Source) Read() (Tokens, error) {
 		if f.OAuth == nil || (f.OAuth.AccessToken == "" && f.OAuth.RefreshToken == "") {
 			return Tokens{}, fmt.Errorf("%w: %s holds no Claude subscription login; log in with `claude` first", ErrNoLogin, s)
 		}
-		t = Tokens{Access: f.OAuth.AccessToken, Refresh: f.OAuth.RefreshToken, Plan: f.OAuth.SubscriptionType}
+		t = Tokens{Access: f.OAuth.AccessToken, Refresh: f.OAuth.RefreshToken, Plan: f.OAuth.SubscriptionType,
+			ClientID: f.OAuth.ClientID, Scopes: strings.Join(f.OAuth.Scopes, " ")}
 		if f.OAuth.ExpiresAt > 0 {
 			t.ExpiresAt = time.UnixMilli(f.OAuth.ExpiresAt).UTC()
 		}
@@ -272,6 +297,14 @@ func (s Source) write(t Tokens, expect string) error {
 		if !t.ExpiresAt.IsZero() {
 			fields["expiresAt"] = t.ExpiresAt.UnixMilli()
 		}
+		// As Claude Code saves a refresh: the scopes granted, when they
+		// are a claude.ai login's, and the client it was refreshed with.
+		if sc := strings.Fields(t.Scopes); slices.Contains(sc, scopeInference) {
+			fields["scopes"] = sc
+		}
+		if t.ClientID != "" {
+			fields["clientId"] = t.ClientID
+		}
 		out, err = editJSON(b, "claudeAiOauth", fields)
 	case SourceCodex:
 		fields := map[string]any{"access_token": t.Access, "refresh_token": t.Refresh}
@@ -308,6 +341,9 @@ func (s Source) write(t Tokens, expect string) error {
 		// Claude Code writes its credentials under this lock; so does
 		// subpool, so neither replaces what the other just wrote.
 		return claudeStorageLocked(dir, func(string, ...any) {}, put)
+	}
+	if s.Kind == SourceCodex {
+		return codexCommitLocked(s.Path, onCodexCommitWait, put) // Codex's commit lock, likewise
 	}
 	return put()
 }

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,25 +17,16 @@ import (
 )
 
 // Claude Code on macOS keeps its login in the login keychain, as a generic
-// password with this service name; with a custom secure-storage directory
-// (CLAUDE_SECURESTORAGE_CONFIG_DIR, or else CLAUDE_CONFIG_DIR) it gets "-"
-// and the first 8 hex digits of the directory's SHA-256 appended (read in
-// Claude Code 2.1.197's bundle; see claudeStorage).
-const (
-	securityTool          = "/usr/bin/security"
-	claudeKeychainService = "Claude Code-credentials"
-)
+// password named by claudeKeychainService (read in Claude Code 2.1.337's
+// bundle; see claudeStorage).
+const securityTool = "/usr/bin/security"
 
 // keychainTimeout bounds one call of the security tool. It is long
 // because macOS may ask the user whether subpool may read the item.
 const keychainTimeout = 2 * time.Minute
 
 func detectClaudeKeychain(hashOf string) (string, bool) {
-	svc := claudeKeychainService
-	if hashOf != "" {
-		sum := sha256.Sum256([]byte(hashOf))
-		svc += "-" + hex.EncodeToString(sum[:])[:8]
-	}
+	svc := claudeKeychainService(hashOf)
 	if _, err := readKeychain(svc); err != nil {
 		return "", false
 	}

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -438,5 +440,68 @@ func TestSecureStorageDirIsHonoured(t *testing.T) {
 	}
 	if _, hashOf, _ := claudeStorage(); hashOf != "" {
 		t.Fatalf("empty: keychain hash of %q, want none", hashOf)
+	}
+}
+
+// Claude Code normalises its config dir to NFC before it uses it and
+// hashes it for the keychain item's name: a CLAUDE_CONFIG_DIR given
+// decomposed (NFD, "e" + U+0301) finds the login in the NFC directory
+// and names the NFC path's keychain item.
+func TestClaudeConfigDirIsNFC(t *testing.T) {
+	e := newEnv(t, sim.OAuthOptions{})
+	base := t.TempDir()
+	nfc, nfd := filepath.Join(base, "caf\u00e9"), filepath.Join(base, "cafe\u0301")
+	if err := os.Mkdir(nfc, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := writeClaudeFile(t, nfc, e.oa.Grant(sim.Anthropic))
+	t.Setenv("CLAUDE_CONFIG_DIR", nfd)
+	src, err := DetectClaudeCode()
+	if err != nil || src.Path != path || src.Dir != nfc {
+		t.Fatalf("detect with an NFD dir: %+v %v", src, err)
+	}
+	_, hashOf, _ := claudeStorage()
+	sum := sha256.Sum256([]byte(nfc))
+	if got, want := claudeKeychainService(hashOf), "Claude Code-credentials-"+hex.EncodeToString(sum[:])[:8]; got != want {
+		t.Fatalf("keychain item %q, want %q (the NFC path's)", got, want)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CLAUDE_SECURESTORAGE_CONFIG_DIR", nfd)
+	if dir, hashOf, _ := claudeStorage(); dir != nfc || hashOf != nfc {
+		t.Fatalf("secure-storage dir %q hashed as %q, want both %q", dir, hashOf, nfc)
+	}
+}
+
+// A running Claude Code re-reads .credentials.json when the file's
+// fingerprint (inode, size, mtime, ctime) changes, and Codex re-reads
+// auth.json while it runs: subpool's write-back replaces the file (a new
+// inode, by rename), so a watcher sees the change whatever the clock's
+// grain, and never a file half written.
+func TestWriteBackIsANewFile(t *testing.T) {
+	e := newEnv(t, sim.OAuthOptions{})
+	dir := t.TempDir()
+	for _, src := range []Source{
+		{Kind: SourceClaudeCode, Path: writeClaudeFile(t, dir, e.oa.Grant(sim.Anthropic)), Dir: dir},
+		{Kind: SourceCodex, Path: writeCodexFile(t, dir, e.oa.Grant(sim.OpenAI))},
+	} {
+		before, err := os.Stat(src.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _ := src.Read()
+		tok.Access = tok.Access + "-renewed"
+		if err := src.Write(tok); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.Stat(src.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if os.SameFile(before, after) {
+			t.Fatalf("%s: written in place; a CLI reading it meanwhile could see half of it", src.Kind)
+		}
+		if got, _ := src.Read(); got.Access != tok.Access {
+			t.Fatalf("%s: not written", src.Kind)
+		}
 	}
 }

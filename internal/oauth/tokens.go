@@ -26,6 +26,12 @@ type Tokens struct {
 	// login under (internal/codeassist finds it, as Gemini CLI does at
 	// login); "" for the other providers.
 	Project string
+	// ClientID and Scopes are what the Claude login was granted under, as
+	// Claude Code 2.1.337 stores them in .credentials.json and refreshes
+	// with: an OAuth client other than its own (CLAUDE_CODE_OAUTH_CLIENT_ID)
+	// and the granted scopes, space-separated. "" when unknown.
+	ClientID string
+	Scopes   string
 	// Source is the CLI file (or macOS keychain item) an imported login
 	// came from and is kept in step with; zero for subpool's own logins.
 	Source Source
@@ -41,6 +47,8 @@ const (
 	keyEmail          = "email"
 	keyPlan           = "plan"
 	keyProject        = "project"
+	keyClientID       = "client_id"
+	keyScopes         = "scopes"
 	keySource         = "source"
 	keySourcePath     = "source_path"
 	keySourceKeychain = "source_keychain"
@@ -67,6 +75,8 @@ func (t Tokens) Secret() map[string]string {
 	set(keyEmail, t.Email)
 	set(keyPlan, t.Plan)
 	set(keyProject, t.Project)
+	set(keyClientID, t.ClientID)
+	set(keyScopes, t.Scopes)
 	set(keySource, t.Source.Kind)
 	set(keySourcePath, t.Source.Path)
 	set(keySourceKeychain, t.Source.Keychain)
@@ -80,7 +90,7 @@ func (t Tokens) Secret() map[string]string {
 func FromSecret(m map[string]string) (Tokens, error) {
 	t := Tokens{
 		Access: m[keyAccess], Refresh: m[keyRefresh], IDToken: m[keyIDToken], AccountID: m[keyAccount],
-		Email: m[keyEmail], Plan: m[keyPlan], Project: m[keyProject],
+		Email: m[keyEmail], Plan: m[keyPlan], Project: m[keyProject], ClientID: m[keyClientID], Scopes: m[keyScopes],
 		Source: Source{Kind: m[keySource], Path: m[keySourcePath], Keychain: m[keySourceKeychain], Dir: m[keySourceDir]},
 	}
 	if t.Access == "" && t.Refresh == "" {
@@ -203,6 +213,12 @@ func (t Tokens) merge(n Tokens) Tokens {
 	}
 	if n.Project != "" {
 		out.Project = n.Project
+	}
+	if n.ClientID != "" {
+		out.ClientID = n.ClientID
+	}
+	if n.Scopes != "" {
+		out.Scopes = n.Scopes
 	}
 	return out
 }

@@ -31,11 +31,11 @@ type Pin struct {
 // Pins are the versions the real-client suite and the fidelity test run.
 // Raise one here, run make test, and the fidelity test says what moved.
 var Pins = []Pin{
-	{Name: "@anthropic-ai/claude-code", Version: "2.1.197", Postinstall: "install.cjs"},
+	{Name: "@anthropic-ai/claude-code", Version: "2.1.337", Postinstall: "install.cjs"},
 	{Name: "@openai/codex", Version: "0.171.0"},
 	{Name: "@google/gemini-cli", Version: "0.61.0"},
-	{Name: "@anthropic-ai/sdk", Version: "1.15.0"},
-	{Name: "openai", Version: "7.59.0"},
+	{Name: "@anthropic-ai/sdk", Version: "1.17.0"},
+	{Name: "openai", Version: "7.60.0"},
 	{Name: "opencode-ai", Version: "1.18.33", Postinstall: "postinstall.mjs"},
 	// Editor agents that speak Chat Completions (issue 44).
 	{Name: "@continuedev/cli", Version: "1.5.47"},
@@ -114,8 +114,12 @@ func Node() (string, error) {
 }
 
 func resolve() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		if err := check(d); err != nil {
+	pins, prefix, err := wanted()
+	if err != nil {
+		return "", err
+	}
+	if d := os.Getenv(EnvDir); d != "" && prefix == "" {
+		if err := check(d, pins); err != nil {
 			return "", fmt.Errorf("real clients: %s=%s: %v", EnvDir, d, err)
 		}
 		return d, nil
@@ -124,8 +128,8 @@ func resolve() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("real clients: no cache directory (%v): set %s to a directory holding them", err, EnvDir)
 	}
-	d := filepath.Join(cache, "subpool", "realclients", key())
-	if check(d) == nil {
+	d := filepath.Join(cache, "subpool", "realclients", prefix+key(pins))
+	if check(d, pins) == nil {
 		return d, nil
 	}
 	if err := os.MkdirAll(d, 0o755); err != nil {
@@ -136,20 +140,20 @@ func resolve() (string, error) {
 		return "", fmt.Errorf("real clients: %v", err)
 	}
 	defer unlock()
-	if check(d) == nil { // another test process installed them while we waited
+	if check(d, pins) == nil { // another test process installed them while we waited
 		return d, nil
 	}
-	if err := install(d); err != nil {
+	if err := install(d, pins); err != nil {
 		return "", err
 	}
-	return d, check(d)
+	return d, check(d, pins)
 }
 
 // key names the cache directory after the pins, so a changed pin installs
 // afresh beside the old set instead of mixing versions.
-func key() string {
+func key(pins []Pin) string {
 	h := sha256.New()
-	for _, p := range Pins {
+	for _, p := range pins {
 		fmt.Fprintf(h, "%s@%s\n", p.Name, p.Version)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
@@ -157,11 +161,11 @@ func key() string {
 
 // check reports whether d holds every pin at its version, with its
 // postinstall done.
-func check(d string) error {
+func check(d string, pins []Pin) error {
 	if _, err := os.Stat(filepath.Join(d, ".installed")); err != nil {
 		return errors.New("not installed")
 	}
-	for _, p := range Pins {
+	for _, p := range pins {
 		b, err := os.ReadFile(filepath.Join(d, "node_modules", filepath.FromSlash(p.Name), "package.json"))
 		if err != nil {
 			return fmt.Errorf("%s is missing", p.Name)
@@ -173,7 +177,7 @@ func check(d string) error {
 	return nil
 }
 
-func install(d string) error {
+func install(d string, pins []Pin) error {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return errors.New("real clients: npm is not installed: apt-get install nodejs npm (make test does)")
@@ -182,7 +186,7 @@ func install(d string) error {
 		return fmt.Errorf("real clients: %v", err)
 	}
 	args := []string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}
-	for _, p := range Pins {
+	for _, p := range pins {
 		args = append(args, p.Name+"@"+p.Version)
 	}
 	if err := run(d, npm, args...); err != nil {
@@ -192,7 +196,7 @@ func install(d string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range Pins {
+	for _, p := range pins {
 		if p.Postinstall == "" {
 			continue
 		}
