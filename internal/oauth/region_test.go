@@ -20,7 +20,7 @@ func TestRefreshRefusedForItsRegionNamesTheProxySetting(t *testing.T) {
 		w.Write([]byte(`{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}`))
 	}))
 	t.Cleanup(srv.Close)
-	_, err := refresh(context.Background(), srv.Client(), OpenAI(srv.URL, ""), "rt", time.Now())
+	_, err := refresh(context.Background(), srv.Client(), OpenAI(srv.URL, ""), Tokens{Refresh: "rt"}, time.Now())
 	if err == nil || errors.Is(err, auth.ErrRelogin) || !strings.Contains(err.Error(), "set [network] proxy") {
 		t.Fatalf("refresh: %v, want a temporary failure naming [network] proxy", err)
 	}
