@@ -85,8 +85,7 @@ type run struct {
 	*request
 	w       http.ResponseWriter // the client, or a translating writer
 	r       *http.Request
-	prov    *Provider
-	upath   string
+	route   // its provider and path; a detour's attempts change upath
 	body    []byte
 	model   string
 	auth    auth.Authenticator

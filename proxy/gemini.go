@@ -159,25 +159,25 @@ func (c geminiCall) httpMethod() string {
 // mode has no such limit.
 const geminiWaitMax = 50 * time.Second
 
-func geminiWaits(pol policy.Config, upath string) policy.Config {
-	if c, ok := parseGemini(upath); ok && !c.codeAssist {
+func geminiWaits(pol policy.Config, c geminiCall) policy.Config {
+	if !c.codeAssist {
 		pol.SoleProviderMax = min(pol.SoleProviderMax, geminiWaitMax)
 		pol.CapacityMax = min(pol.CapacityMax, geminiWaitMax)
 	}
 	return pol
 }
 
-// geminiUnservable says why no credential of prov can ever take the call:
-// Code Assist's own calls (or the Gemini API's model list) with a pool
-// that holds no credential of the kind that answers them. Said at once,
-// rather than as a pool that has nothing ready.
-func (p *Proxy) geminiUnservable(prov *Provider, upath string) string {
-	c, _ := parseGemini(upath)
+// geminiUnservable says why no credential of rt's provider can ever take
+// the call: Code Assist's own calls (or the Gemini API's model list) with
+// a pool that holds no credential of the kind that answers them. Said at
+// once, rather than as a pool that has nothing ready.
+func (p *Proxy) geminiUnservable(rt route) string {
+	c := rt.gemini
 	needLogin := c.codeAssist && !c.modelMethod()
 	if !needLogin && !c.list {
 		return ""
 	}
-	for _, cr := range p.o.Pool.Credentials(prov.Name) {
+	for _, cr := range p.o.Pool.Credentials(rt.prov.Name) {
 		if (cr.Kind == api.KindOAuth) == needLogin {
 			return ""
 		}
@@ -206,11 +206,10 @@ var errGeminiForm = errors.New("only a Google login can answer this Code Assist 
 // a Code Assist call that only a login answers, or the Gemini API's model
 // list, which a login has not.
 func (rn *run) cannotTake(au auth.Auth) error {
-	if rn.prov.Wire != "gemini" {
+	if rn.wire != WireGemini {
 		return nil
 	}
-	c, _ := parseGemini(rn.upath)
-	_, err := geminiRequest(c, rn.model, nil, nil, au)
+	_, err := geminiRequest(rn.gemini, rn.model, nil, nil, au)
 	return err
 }
 
@@ -360,8 +359,7 @@ func unwrapRequest(body []byte) []byte {
 // geminiInfo fills in what the Gemini wire keeps in the path: the model
 // (the Gemini API's) and whether the answer streams; and Code Assist's
 // session, which keeps a conversation on one login.
-func geminiInfo(info *requestInfo, upath string, body []byte) {
-	c, _ := parseGemini(upath)
+func geminiInfo(info *requestInfo, c geminiCall, body []byte) {
 	info.Stream = c.method == gmStream
 	if !c.codeAssist {
 		info.Model = c.model

@@ -35,7 +35,7 @@ const (
 // writeError answers in the shape the client's SDK parses for its wire, so
 // that a refusal by subpool reads like any other API error, with a message
 // a person can act on.
-func writeError(w http.ResponseWriter, wire string, status int, msg string, retryAfter time.Duration, hint retryHint) {
+func writeError(w http.ResponseWriter, wire Wire, status int, msg string, retryAfter time.Duration, hint retryHint) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("x-subpool-error", "1")
@@ -45,7 +45,7 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 	if hint == noRetry {
 		h.Set("X-Should-Retry", "false")
 	}
-	if wire == "gemini" {
+	if wire == WireGemini {
 		msg = geminiWords(msg)
 		if hint == noRetry && status >= 500 {
 			// Gemini CLI retries any other 5xx up to 10 times, each a
@@ -55,7 +55,7 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 		}
 	}
 	w.WriteHeader(status)
-	if wire == "gemini" {
+	if wire == WireGemini {
 		w.Write(googleRefusal(status, ownWords(msg), retryAfter, hint))
 		return
 	}
@@ -133,12 +133,12 @@ func geminiWords(msg string) string {
 	})
 }
 
-func errorBody(wire string, status int, msg string) []byte {
+func errorBody(wire Wire, status int, msg string) []byte {
 	var v any
-	if wire == "gemini" {
+	if wire == WireGemini {
 		return googleError(status, msg)
 	}
-	if wire == "openai" {
+	if wire == WireOpenAI {
 		type oe struct {
 			Message string  `json:"message"`
 			Type    string  `json:"type"`
@@ -245,24 +245,24 @@ func googleStatus(status int) string {
 // the shape the wire's streams carry errors: Anthropic's error body as the
 // data of `event: error`, OpenAI's `{"type":"error","code",...}` (code ""
 // takes the status's).
-func statusEvent(wire string, status int, code, msg string) []byte {
+func statusEvent(wire Wire, status int, code, msg string) []byte {
 	var b []byte
-	if wire == "gemini" {
+	if wire == WireGemini {
 		// Gemini streams carry an error as a data event of its own.
 		return append(append([]byte("data: "), googleError(status, geminiWords(msg))...), '\n', '\n')
 	}
-	if wire == "openai-chat" {
+	if wire == wireOpenAIChat {
 		// A Chat Completions stream has no event names: its SDKs throw on
 		// a chunk that carries "error", with the API's error body.
-		return append(append([]byte("data: "), errorBody("openai", status, msg)...), '\n', '\n')
+		return append(append([]byte("data: "), errorBody(WireOpenAI, status, msg)...), '\n', '\n')
 	}
-	if wire == "openai" {
+	if wire == WireOpenAI {
 		if code == "" {
 			_, code = openaiType(status)
 		}
 		b, _ = json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil})
 	} else {
-		b = errorBody("anthropic", status, msg)
+		b = errorBody(WireAnthropic, status, msg)
 	}
 	return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
 }
@@ -271,7 +271,7 @@ func statusEvent(wire string, status int, code, msg string) []byte {
 // for a client that already has a stream's headers: an Anthropic error
 // body is the event's data as it is; an OpenAI one keeps its code and
 // message.
-func errorEvent(wire string, status int, body []byte) []byte {
+func errorEvent(wire Wire, status int, body []byte) []byte {
 	var e struct {
 		Type  string `json:"type"`
 		Error struct {
@@ -283,13 +283,13 @@ func errorEvent(wire string, status int, body []byte) []byte {
 	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
 		return statusEvent(wire, status, "", "the upstream answered "+strconv.Itoa(status)+": "+quoteShort(string(body)))
 	}
-	if wire == "gemini" {
+	if wire == WireGemini {
 		var c bytes.Buffer
 		if json.Compact(&c, body) == nil {
 			return append(append([]byte("data: "), c.Bytes()...), '\n', '\n')
 		}
 	}
-	if !strings.HasPrefix(wire, "openai") && e.Type == "error" && e.Error.Type != "" {
+	if wire != WireOpenAI && wire != wireOpenAIChat && e.Type == "error" && e.Error.Type != "" {
 		var c bytes.Buffer
 		if json.Compact(&c, body) == nil {
 			return append(append([]byte("event: error\ndata: "), c.Bytes()...), '\n', '\n')
@@ -350,7 +350,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 		h.Set("X-Should-Retry", "false")
 	}
 	if a.inStream {
-		body := streamErrorBody(rn.prov.Wire, a.errData)
+		body := streamErrorBody(rn.wire, a.errData)
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		rn.w.WriteHeader(status)
@@ -369,7 +369,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 // same API sends with an HTTP status. Anthropic's error event and a Chat
 // Completions error chunk already are one; a Responses `response.failed`
 // or `error` event has its error elsewhere and is reshaped.
-func streamErrorBody(wire string, data []byte) []byte {
+func streamErrorBody(wire Wire, data []byte) []byte {
 	var ev struct {
 		Type     string          `json:"type"`
 		Error    json.RawMessage `json:"error"`

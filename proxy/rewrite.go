@@ -227,7 +227,7 @@ func (rn renamer) held(status int, _ http.Header, body []byte, abort bool) (int,
 // translated whole.
 type translator struct {
 	d          *detour
-	clientWire string // the client's provider wire, for an answer that cannot be translated
+	clientWire Wire // the client's provider wire, for an answer that cannot be translated
 	st         *translate.StreamTranslator
 }
 
@@ -290,10 +290,10 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	if up == "" {
 		// subpool refused before any attempt: its error is in the target
 		// provider's shape.
-		switch d.to.Wire {
-		case "anthropic":
+		switch d.to.wire() {
+		case WireAnthropic:
 			up = translate.Anthropic
-		case "gemini":
+		case WireGemini:
 			up = translate.Gemini
 		default:
 			up = translate.OpenAIChat
