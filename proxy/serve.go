@@ -29,7 +29,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt route) {
 		rq.pol = geminiWaits(rq.pol, rt.gemini)
 	}
 	var out outcome
-	// Deferred, so that request_finished goes out however answer ends,
+	// Deferred, so that request_finished goes out however respond ends,
 	// and before the connection is cut for an answer that failed midway.
 	defer func() {
 		u := rq.meter.Usage()
@@ -50,12 +50,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt route) {
 			panic(http.ErrAbortHandler)
 		}
 	}()
-	out = p.answer(rq, rt, lim.maxBody)
+	out = p.respond(rq, rt, lim.maxBody)
 }
 
-// answer reads the request's body, admits it and walks its plan, and
+// respond reads the request's body, admits it and walks its plan, and
 // returns what the client got.
-func (p *Proxy) answer(rq *request, rt route, maxBody int64) outcome {
+func (p *Proxy) respond(rq *request, rt route, maxBody int64) outcome {
 	w, r := rq.client, rq.in
 	body, sendPlain, refused := p.readRequest(rq, rt.wire, maxBody)
 	if refused != nil {
