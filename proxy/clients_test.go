@@ -146,7 +146,7 @@ func TestEventsAndInFlightNameTheClient(t *testing.T) {
 	}
 	cancel()
 	<-ch
-	e.px.Wait(wctx)
+	e.serving.Wait(wctx)
 	if got := e.px.InFlightByClient(); len(got) != 0 {
 		t.Errorf("in flight after the request ended: %v", got)
 	}

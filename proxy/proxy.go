@@ -6,7 +6,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -101,7 +100,6 @@ type Proxy struct {
 	secrets  secrets // the credentials' auth sent so far, kept out of relayed bodies
 	inFlight atomic.Int64
 	large    atomic.Int64 // request bodies of largeBody or more read so far
-	wg       chanGroup
 	byClient clientCounts
 	models   modelLists
 }
@@ -212,10 +210,6 @@ func (p *Proxy) noteBody(n int64) {
 	}
 }
 
-// Wait blocks until in-flight requests finish or ctx ends; graceful stop
-// uses it so streams finish before the state is written.
-func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
-
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	guard.SecurityHeaders(w.Header())
 	// Guards come first and in this order: a request from a web page or a
@@ -259,11 +253,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.o.Crowd()
 	}
 	p.byClient.add(name, 1)
-	p.wg.Add()
 	defer func() {
 		p.inFlight.Add(-1)
 		p.byClient.add(name, -1)
-		p.wg.Done()
 	}()
 	if rt.upath == "/v1/models" {
 		p.serveModels(w, r, rt.prov)
