@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/translate"
 )
 
 // retryHint is what a refusal of subpool's tells the client's retry loop.
@@ -92,7 +93,7 @@ func googleRefusal(status int, msg string, retryAfter time.Duration, hint retryH
 	}
 	b, _ := json.Marshal(struct {
 		Error ge `json:"error"`
-	}{ge{Code: status, Message: msg, Status: googleStatus(status),
+	}{ge{Code: status, Message: msg, Status: translate.GoogleStatus(status),
 		Details: []detail{{"type.googleapis.com/google.rpc.RetryInfo", strconv.Itoa(int(math.Ceil(delay.Seconds()))) + "s"}}}})
 	return b
 }
@@ -133,112 +134,26 @@ func geminiWords(msg string) string {
 	})
 }
 
+// errorBody is subpool's own error body on wire; translate owns the
+// shapes and what each provider calls a status.
 func errorBody(wire Wire, status int, msg string) []byte {
-	var v any
-	if wire == WireGemini {
-		return googleError(status, msg)
-	}
-	if wire == WireOpenAI {
-		type oe struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Param   *string `json:"param"`
-			Code    string  `json:"code"`
-		}
-		typ, code := openaiType(status)
-		v = struct {
-			Error oe `json:"error"`
-		}{oe{Message: msg, Type: typ, Code: code}}
-	} else {
-		type ae struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		}
-		v = struct {
-			Type  string `json:"type"`
-			Error ae     `json:"error"`
-		}{"error", ae{Type: anthropicType(status), Message: msg}}
-	}
-	b, _ := json.Marshal(v)
-	return b
-}
-
-func anthropicType(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request_error"
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	default:
-		return "api_error"
-	}
-}
-
-func openaiType(status int) (typ, code string) {
-	switch status {
-	case http.StatusUnauthorized:
-		return "invalid_request_error", "invalid_api_key"
-	case http.StatusForbidden:
-		return "invalid_request_error", "forbidden"
-	case http.StatusNotFound:
-		return "invalid_request_error", "not_found"
-	case http.StatusRequestEntityTooLarge:
-		return "invalid_request_error", "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_exceeded", "rate_limit_exceeded"
-	case http.StatusBadRequest:
-		return "invalid_request_error", "invalid_request"
-	default:
-		return "server_error", "subpool_unavailable"
-	}
+	return translate.StatusBody(wire.errorShape(), status, msg)
 }
 
 // googleError is Google's error body (google.rpc.Status as JSON), which
 // both the Gemini API and Code Assist send.
-func googleError(status int, msg string) []byte {
-	type ge struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-	}
-	b, _ := json.Marshal(struct {
-		Error ge `json:"error"`
-	}{ge{Code: status, Message: msg, Status: googleStatus(status)}})
-	return b
-}
+func googleError(status int, msg string) []byte { return errorBody(WireGemini, status, msg) }
 
-// googleStatus is the canonical code Google's APIs send with an HTTP status.
-func googleStatus(status int) string {
-	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return "INVALID_ARGUMENT"
-	case http.StatusUnauthorized:
-		return "UNAUTHENTICATED"
-	case http.StatusForbidden:
-		return "PERMISSION_DENIED"
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusMethodNotAllowed:
-		return "UNIMPLEMENTED"
-	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
-		return "DEADLINE_EXCEEDED"
-	case http.StatusTooManyRequests:
-		return "RESOURCE_EXHAUSTED"
-	case http.StatusServiceUnavailable, 529:
-		return "UNAVAILABLE"
-	default:
-		return "INTERNAL"
+// errorShape is the translate target whose error bodies wire's clients
+// parse: one per wire, since OpenAI's two APIs share theirs.
+func (w Wire) errorShape() translate.Target {
+	switch w {
+	case WireAnthropic:
+		return translate.Anthropic
+	case WireGemini:
+		return translate.Gemini
 	}
+	return translate.OpenAIChat
 }
 
 // statusEvent is the error event standing for an HTTP error of status, in
@@ -257,10 +172,14 @@ func statusEvent(wire Wire, status int, code, msg string) []byte {
 		return append(append([]byte("data: "), errorBody(WireOpenAI, status, msg)...), '\n', '\n')
 	}
 	if wire == WireOpenAI {
+		var c any // null when the status has no code
 		if code == "" {
-			_, code = openaiType(status)
+			code = translate.OpenAICode(status)
 		}
-		b, _ = json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil})
+		if code != "" {
+			c = code
+		}
+		b, _ = json.Marshal(map[string]any{"type": "error", "code": c, "message": msg, "param": nil})
 	} else {
 		b = errorBody(WireAnthropic, status, msg)
 	}
