@@ -104,8 +104,8 @@ func clientWire(rt route) translate.Target {
 	case "/v1/responses":
 		return translate.OpenAIResponses
 	}
-	if c := rt.gemini; rt.wire == WireGemini && (c.method == gmGenerate || c.method == gmStream) {
-		if c.codeAssist {
+	if c := rt.gemini; rt.wire == WireGemini && (c.Method == translate.GeminiGenerate || c.Method == translate.GeminiStream) {
+		if c.CodeAssist {
 			return translate.GeminiCodeAssist
 		}
 		return translate.Gemini
@@ -194,7 +194,7 @@ func (d *detour) pathFor(w translate.Target, clientPath string) string {
 		// The Gemini API's form, the model in the path; send puts it in
 		// Code Assist's for a login.
 		c := d.geminiCall()
-		return geminiBeta + "models/" + c.model + ":" + c.method
+		return translate.GeminiBeta + "models/" + c.Model + ":" + c.Method
 	case sameWire(d.client, w):
 		return clientPath
 	case w == translate.Anthropic:
@@ -216,10 +216,10 @@ func (d *detour) route() route {
 }
 
 // geminiCall is what the target is asked on the Gemini wire.
-func (d *detour) geminiCall() geminiCall {
-	c := geminiCall{method: gmGenerate, model: d.model, version: "v1beta"}
+func (d *detour) geminiCall() translate.GeminiCall {
+	c := translate.GeminiCall{Method: translate.GeminiGenerate, Model: d.model, Version: "v1beta"}
 	if d.stream {
-		c.method = gmStream
+		c.Method = translate.GeminiStream
 	}
 	return c
 }

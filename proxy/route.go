@@ -3,6 +3,8 @@ package proxy
 import (
 	"net/http"
 	"strings"
+
+	"github.com/subpool/subpool/proxy/translate"
 )
 
 // Wire is the API a provider speaks, as config.toml's wire names it: it
@@ -28,24 +30,24 @@ func (p *Provider) wire() Wire { return Wire(p.Wire) }
 // nothing re-reads the path.
 type route struct {
 	prov   *Provider
-	wire   Wire       // prov's
-	upath  string     // the path the upstream is asked on
-	gemini geminiCall // on the Gemini wire, what upath asks for
+	wire   Wire                 // prov's
+	upath  string               // the path the upstream is asked on
+	gemini translate.GeminiCall // on the Gemini wire, what upath asks for
 }
 
 // pathWire is the wire a provider-relative path belongs to, with the
 // Gemini call it makes; "" for a path no wire serves.
-func pathWire(rest string) (Wire, geminiCall) {
+func pathWire(rest string) (Wire, translate.GeminiCall) {
 	switch rest {
 	case "/v1/messages", "/v1/messages/count_tokens":
-		return WireAnthropic, geminiCall{}
+		return WireAnthropic, translate.GeminiCall{}
 	case "/v1/responses", "/v1/chat/completions", "/v1/models", "/v1/embeddings":
-		return WireOpenAI, geminiCall{}
+		return WireOpenAI, translate.GeminiCall{}
 	}
-	if c, ok := parseGemini(rest); ok {
+	if c, ok := translate.ParseGeminiPath(rest); ok {
 		return WireGemini, c
 	}
-	return "", geminiCall{}
+	return "", translate.GeminiCall{}
 }
 
 // route names the provider and the upstream path for a client path.
@@ -55,7 +57,7 @@ func pathWire(rest string) (Wire, geminiCall) {
 func (p *Proxy) route(path string) (rt route, ok bool) {
 	name := ""
 	rest := path
-	if _, _, gemini := geminiVersion(path); !strings.HasPrefix(path, "/v1/") && !gemini && !strings.HasPrefix(path, codeAssistPrefix) {
+	if _, _, gemini := translate.GeminiVersion(path); !strings.HasPrefix(path, "/v1/") && !gemini && !strings.HasPrefix(path, translate.CodeAssistPrefix) {
 		trim := strings.TrimPrefix(path, "/")
 		i := strings.IndexByte(trim, '/')
 		if i < 0 {
@@ -94,7 +96,7 @@ func (rt route) allowedMethod() string {
 		return http.MethodGet
 	}
 	if rt.wire == WireGemini {
-		return rt.gemini.httpMethod()
+		return rt.gemini.HTTPMethod()
 	}
 	return http.MethodPost
 }
@@ -108,7 +110,7 @@ func (p *Proxy) wireForPath(path string) Wire {
 	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
 		return WireAnthropic
 	}
-	if strings.Contains(path, geminiBeta) || strings.Contains(path, "/v1alpha/") || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
+	if strings.Contains(path, translate.GeminiBeta) || strings.Contains(path, "/v1alpha/") || strings.Contains(path, translate.CodeAssistPrefix) || strings.HasPrefix(path, "/google") {
 		return WireGemini
 	}
 	return WireOpenAI

@@ -164,7 +164,7 @@ func (rt route) modelInBody() bool {
 	if rt.wire != WireGemini {
 		return true
 	}
-	return rt.gemini.codeAssist && rt.gemini.modelMethod()
+	return rt.gemini.CodeAssist && rt.gemini.ModelMethod()
 }
 
 // planRequest is what the plan of rn's request is made from.
