@@ -66,7 +66,7 @@ func clientOf(r *http.Request) Client {
 // answers 401 itself and reports false when the key is missing or unknown.
 func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	key := presentedKey(r.Header)
-	if key == "" && strings.Contains(r.URL.RawQuery, "key=") && p.wireForPath(r.URL.Path) == "gemini" {
+	if key == "" && strings.Contains(r.URL.RawQuery, "key=") && p.wireForPath(r.URL.Path) == WireGemini {
 		// The Gemini API's other way of sending a key; the query is
 		// never forwarded with it (geminiQuery).
 		key = r.URL.Query().Get("key")
