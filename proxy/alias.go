@@ -36,14 +36,14 @@ func (rn *run) admit() (al *aliasReq, refused *outcome) {
 	}
 	if len(targets) == 0 {
 		if !c.AllowsModel(rn.model) {
-			refuseModel(rn.w, rn.prov.Wire, c, rn.model)
+			refuseModel(rn.w, rn.wire, c, rn.model)
 			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
-		if rn.model == "" && len(c.Models) > 0 && modelInBody(rn.prov, rn.upath) {
+		if rn.model == "" && len(c.Models) > 0 && rn.modelInBody() {
 			// A body naming no model leaves the choice to the upstream,
 			// and some choose one themselves: a limited key names its
 			// model.
-			writeError(rn.w, rn.prov.Wire, http.StatusForbidden, fmt.Sprintf("the client key %q is limited to models %s, and this request names none; put a \"model\" in the body",
+			writeError(rn.w, rn.wire, http.StatusForbidden, fmt.Sprintf("the client key %q is limited to models %s, and this request names none; put a \"model\" in the body",
 				c.Name, strings.Join(c.Models, ", ")), 0, noRetry)
 			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
@@ -63,7 +63,7 @@ func (rn *run) admit() (al *aliasReq, refused *outcome) {
 	if len(al.targets) == 0 {
 		// A provider added to config.toml runs only after a restart, so
 		// a reloaded alias may name one that does not run yet.
-		writeError(rn.w, rn.prov.Wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
+		writeError(rn.w, rn.wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
 			rn.model, c.Name), 0, noRetry)
 		return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 	}

@@ -85,8 +85,7 @@ type run struct {
 	*request
 	w       http.ResponseWriter // the client, or a translating writer
 	r       *http.Request
-	prov    *Provider
-	upath   string
+	route   // its provider and path; a detour's attempts change upath
 	body    []byte
 	model   string
 	auth    auth.Authenticator
@@ -174,7 +173,7 @@ func (rn *run) loop() (out outcome, ex *policy.Action) {
 		if au.Profile != nil {
 			rn.profile = au.Profile
 		}
-		a := rn.answer(cred, au)
+		a := rn.attempt(cred, au)
 		if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
 			// The upstream may have counted the tokens it reported.
 			a.close()
@@ -468,11 +467,11 @@ func (a *answer) close() {
 	}
 }
 
-// answer sends one attempt and reads as much of the answer as it takes to
-// judge it: the status and headers, a refusal's body, or a 200 stream's
+// attempt sends one attempt and reads as much of its answer as it takes
+// to judge it: the status and headers, a refusal's body, or a 200 stream's
 // events up to the first with content. Of a stream whose first event is
 // no refusal, it sends the client the headers on the way (peek, commit).
-func (rn *run) answer(cred pool.Credential, au auth.Auth) *answer {
+func (rn *run) attempt(cred pool.Credential, au auth.Auth) *answer {
 	p := rn.p
 	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
 	first, idle := rn.deadlines()

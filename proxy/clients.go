@@ -66,7 +66,7 @@ func clientOf(r *http.Request) Client {
 // answers 401 itself and reports false when the key is missing or unknown.
 func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	key := presentedKey(r.Header)
-	if key == "" && strings.Contains(r.URL.RawQuery, "key=") && p.wireForPath(r.URL.Path) == "gemini" {
+	if key == "" && strings.Contains(r.URL.RawQuery, "key=") && p.wireForPath(r.URL.Path) == WireGemini {
 		// The Gemini API's other way of sending a key; the query is
 		// never forwarded with it (geminiQuery).
 		key = r.URL.Query().Get("key")
@@ -101,22 +101,22 @@ func (p *Proxy) refuseKey(w http.ResponseWriter, r *http.Request, key string) {
 // mayUseProvider answers 403 in the provider's shape, with the reason,
 // when the client's key is limited to other providers. No upstream is
 // asked.
-func (p *Proxy) mayUseProvider(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) bool {
-	c := clientOf(r)
+func (p *Proxy) mayUseProvider(w http.ResponseWriter, r *http.Request, rt route) bool {
+	c, prov := clientOf(r), rt.prov
 	if c.AllowsProvider(prov.Name) {
 		return true
 	}
-	writeError(w, prov.Wire, http.StatusForbidden, fmt.Sprintf("the client key %q may not use provider %s (it is limited to %s); see `subpool client list`",
+	writeError(w, rt.wire, http.StatusForbidden, fmt.Sprintf("the client key %q may not use provider %s (it is limited to %s); see `subpool client list`",
 		c.Name, prov.Name, strings.Join(c.Providers, ", ")), 0, noRetry)
 	// Unlike a guard's refusal, this one is a tool's request the user
 	// will want to see in the recent list, with who sent it.
-	p.o.Events.Emit(api.Event{Type: api.EventRequestFinished, Provider: prov.Name, Path: upath, Status: http.StatusForbidden,
+	p.o.Events.Emit(api.Event{Type: api.EventRequestFinished, Provider: prov.Name, Path: rt.upath, Status: http.StatusForbidden,
 		Class: string(classRefused), Client: c.Name, ClientApp: metering.ClientApp(r.UserAgent())})
 	return false
 }
 
 // refuseModel answers 403 for a model the client's key may not ask for.
-func refuseModel(w http.ResponseWriter, wire string, c Client, model string) {
+func refuseModel(w http.ResponseWriter, wire Wire, c Client, model string) {
 	writeError(w, wire, http.StatusForbidden, fmt.Sprintf("the client key %q may not use model %q (it is limited to %s); see `subpool client list`",
 		c.Name, model, strings.Join(c.Models, ", ")), 0, noRetry)
 }

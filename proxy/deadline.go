@@ -28,7 +28,7 @@ const geminiCLIHead = 50 * time.Second
 // event's cut to geminiCLIHead where Gemini CLI waits for headers.
 func (rn *run) deadlines() (first, idle time.Duration) {
 	first, idle = rn.pol.FirstEventTimeout, rn.pol.IdleTimeout
-	if rn.tool == api.ToolGeminiCLI && rn.prov.Wire == "gemini" && first > geminiCLIHead {
+	if rn.tool == api.ToolGeminiCLI && rn.wire == WireGemini && first > geminiCLIHead {
 		first = geminiCLIHead
 	}
 	return first, idle

@@ -54,7 +54,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	if len(skipped) > 0 {
 		reason += "; skipped " + strings.Join(skipped, "; ")
 	}
-	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.prov.Wire})
+	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.wire})
 	fw.onCommit = func(h http.Header) {
 		h.Set("x-subpool-fallback", to.Name+"/"+t.Model)
 		rn.emit(api.Event{Type: api.EventFallback, Provider: to.Name, CredentialID: h.Get("x-subpool-credential"),
@@ -62,7 +62,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}
 	d.in = rn.r
-	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), to, d.upath, body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
+	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), d.route(), body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
 	tr.noWait = !t.MayWait
 	tr.decoded = rn.plain != nil // the detour sends the plain body, rewritten
 	d.run = tr
@@ -93,10 +93,10 @@ func notLoggedIn(provider string) string {
 	return fmt.Sprintf("no credentials — add one with `subpool add-key %s --label NAME`", provider)
 }
 
-// clientWire is the wire a client path speaks; "" for paths never
+// clientWire is the wire a client route speaks; "" for paths never
 // detoured (count_tokens, models and embeddings have no counterpart).
-func clientWire(upath string) translate.Target {
-	switch upath {
+func clientWire(rt route) translate.Target {
+	switch rt.upath {
 	case "/v1/messages":
 		return translate.Anthropic
 	case "/v1/chat/completions":
@@ -104,8 +104,8 @@ func clientWire(upath string) translate.Target {
 	case "/v1/responses":
 		return translate.OpenAIResponses
 	}
-	if c, ok := parseGemini(upath); ok && (c.method == gmGenerate || c.method == gmStream) {
-		if c.codeAssist {
+	if c := rt.gemini; rt.wire == WireGemini && (c.Method == translate.GeminiGenerate || c.Method == translate.GeminiStream) {
+		if c.CodeAssist {
 			return translate.GeminiCodeAssist
 		}
 		return translate.Gemini
@@ -162,9 +162,9 @@ type translated struct {
 func (d *detour) apiWire() translate.Target {
 	openAIClient := d.client == translate.OpenAIChat || d.client == translate.OpenAIResponses
 	switch {
-	case d.to.Wire == "anthropic":
+	case d.to.wire() == WireAnthropic:
 		return translate.Anthropic
-	case d.to.Wire == "gemini":
+	case d.to.wire() == WireGemini:
 		return translate.Gemini // a login's envelope is send's (gemini.go)
 	case d.to.ChatOnly:
 		return translate.OpenAIChat
@@ -180,7 +180,7 @@ func (d *detour) apiWire() translate.Target {
 // requests to the Codex backend (Auth.BaseURL, StripV1), which takes a
 // stricter Responses request than the API.
 func (d *detour) upWire(au auth.Auth) translate.Target {
-	if d.to.Wire == "openai" && (au.BaseURL != "" || au.StripV1) {
+	if d.to.wire() == WireOpenAI && (au.BaseURL != "" || au.StripV1) {
 		return translate.ChatGPTCodex
 	}
 	return d.apiWire()
@@ -193,11 +193,8 @@ func (d *detour) pathFor(w translate.Target, clientPath string) string {
 	case w == translate.Gemini:
 		// The Gemini API's form, the model in the path; send puts it in
 		// Code Assist's for a login.
-		method := gmGenerate
-		if d.stream {
-			method = gmStream
-		}
-		return geminiBeta + "models/" + d.model + ":" + method
+		c := d.geminiCall()
+		return translate.GeminiBeta + "models/" + c.Model + ":" + c.Method
 	case sameWire(d.client, w):
 		return clientPath
 	case w == translate.Anthropic:
@@ -206,6 +203,25 @@ func (d *detour) pathFor(w translate.Target, clientPath string) string {
 		return "/v1/chat/completions"
 	}
 	return "/v1/responses" // the Codex backend's /responses, once StripV1 takes off /v1
+}
+
+// route is the target's route, as ServeHTTP would have read it from the
+// path it is asked on.
+func (d *detour) route() route {
+	rt := route{prov: d.to, wire: d.to.wire(), upath: d.upath}
+	if rt.wire == WireGemini {
+		rt.gemini = d.geminiCall()
+	}
+	return rt
+}
+
+// geminiCall is what the target is asked on the Gemini wire.
+func (d *detour) geminiCall() translate.GeminiCall {
+	c := translate.GeminiCall{Method: translate.GeminiGenerate, Model: d.model, Version: "v1beta"}
+	if d.stream {
+		c.Method = translate.GeminiStream
+	}
+	return c
 }
 
 // body is the request for wire w, translated once.
@@ -288,7 +304,7 @@ func (d *detour) request(r *http.Request, w translate.Target) *http.Request {
 	if d.stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	if d.to.Wire == "anthropic" {
+	if d.to.wire() == WireAnthropic {
 		h.Set("anthropic-version", "2023-06-01")
 	}
 	out.Header = h

@@ -21,11 +21,11 @@ import (
 // eventWire is the shape of an error event on this run's stream: the
 // provider's wire, told apart for OpenAI's two stream APIs (a Chat
 // Completions stream has no event names).
-func (rn *run) eventWire() string {
-	if rn.prov.Wire == "openai" && strings.HasSuffix(rn.upath, "/chat/completions") {
-		return "openai-chat"
+func (rn *run) eventWire() Wire {
+	if rn.wire == WireOpenAI && strings.HasSuffix(rn.upath, "/chat/completions") {
+		return wireOpenAIChat
 	}
-	return rn.prov.Wire
+	return rn.wire
 }
 
 // midwayError is the event that ends a stream that failed after bytes of
@@ -37,7 +37,7 @@ func (rn *run) midwayError(msg string, stalled bool) []byte {
 	if !stalled {
 		return statusEvent(wire, http.StatusBadGateway, "upstream_error", msg)
 	}
-	if wire == "anthropic" {
+	if wire == WireAnthropic {
 		return statusEvent(wire, 529, "", msg)
 	}
 	return statusEvent(wire, http.StatusGatewayTimeout, "upstream_stalled", msg)
@@ -77,7 +77,7 @@ func (rn *run) exhausted(w http.ResponseWriter, ex *policy.Action, note string) 
 // of a spent overload wait 30 times in 86 s, each a new wait, and shows
 // a 503 server_is_overloaded in its own words after 5).
 func (rn *run) refuse(w http.ResponseWriter, status int, msg string, retryAfter time.Duration, hint retryHint) int {
-	if rn.prov.Wire == "openai" {
+	if rn.wire == WireOpenAI {
 		codex := rn.tool == api.ToolCodex
 		if status == http.StatusTooManyRequests && (codex || rn.chatGPTPool()) {
 			writeUsageLimit(w, msg, retryAfter, rn.p.o.Clock.Now())
@@ -87,14 +87,14 @@ func (rn *run) refuse(w http.ResponseWriter, status int, msg string, retryAfter 
 			status = http.StatusBadRequest
 		}
 	}
-	writeError(w, rn.prov.Wire, status, msg, retryAfter, hint)
+	writeError(w, rn.wire, status, msg, retryAfter, hint)
 	return status
 }
 
 // chatGPTPool reports a pool of ChatGPT logins: an OpenAI-wire provider
 // holding an OAuth credential.
 func (rn *run) chatGPTPool() bool {
-	if rn.prov.Wire != "openai" {
+	if rn.wire != WireOpenAI {
 		return false
 	}
 	for _, c := range rn.p.o.Pool.Status(rn.prov.Name) {

@@ -26,85 +26,6 @@ import (
 	"github.com/subpool/subpool/proxy/translate"
 )
 
-// The model methods both forms serve. Code Assist's other methods
-// (loadCodeAssist, onboardUser, listExperiments, retrieveUserQuota, …)
-// only a login can answer.
-const (
-	gmGenerate = "generateContent"
-	gmStream   = "streamGenerateContent"
-	gmCount    = "countTokens"
-)
-
-// geminiCall is what a client path on the Gemini wire asks for.
-type geminiCall struct {
-	codeAssist bool   // /v1internal…: the client speaks Code Assist
-	method     string // generateContent, streamGenerateContent, countTokens, loadCodeAssist, …
-	model      string // the Gemini API's path model; "" for Code Assist (it is in the body)
-	op         string // GET /v1internal/{op}: a long-running operation
-	list       bool   // GET /v1beta/models
-	version    string // the Gemini API's version the client asked ("v1beta"); "" for Code Assist
-}
-
-// geminiBeta and codeAssistPrefix start the two forms' paths.
-const (
-	geminiBeta       = "/v1beta/"
-	codeAssistPrefix = "/v1internal"
-)
-
-// geminiVersions are the Gemini API's versions a client may ask for.
-// Gemini CLI takes any through GOOGLE_GENAI_API_VERSION and puts it in the
-// path as it is (@google/genai's apiVersion, v1beta when unset, Gemini CLI
-// 0.61.0); Google serves v1beta, v1 and v1alpha. An API key's attempt asks
-// the upstream in the client's version, a login's goes to Code Assist,
-// which has one. "/v1/models" alone stays the OpenAI model list: the
-// Gemini API's list is served on the other two.
-var geminiVersions = [...]string{"v1beta", "v1", "v1alpha"}
-
-// geminiVersion is the Gemini API version upath starts with, and the rest
-// of it from "/models"; ok false for none.
-func geminiVersion(upath string) (version, rest string, ok bool) {
-	for _, v := range geminiVersions {
-		if rest, ok := strings.CutPrefix(upath, "/"+v+"/models"); ok {
-			return v, rest, true
-		}
-	}
-	return "", "", false
-}
-
-// parseGemini reads a Gemini-wire path; ok false for anything else.
-func parseGemini(upath string) (c geminiCall, ok bool) {
-	if rest, ok := strings.CutPrefix(upath, codeAssistPrefix); ok {
-		c.codeAssist = true
-		switch {
-		case strings.HasPrefix(rest, ":") && validMethod(rest[1:]):
-			c.method = rest[1:]
-			return c, true
-		case strings.HasPrefix(rest, "/") && len(rest) > 1 && !strings.Contains(rest, ":") && !strings.Contains(rest, ".."):
-			c.op = rest[1:]
-			return c, true
-		}
-		return c, false
-	}
-	version, rest, ok := geminiVersion(upath)
-	if !ok {
-		return c, false
-	}
-	c.version = version
-	if rest == "" {
-		c.list = version != "v1"
-		return c, c.list
-	}
-	// The model is checked when the request is served (geminiModelRefused),
-	// so that one with a '/' or a '?' in it is told why, not 404.
-	rest, ok = strings.CutPrefix(rest, "/")
-	i := strings.LastIndexByte(rest, ':')
-	if !ok || i <= 0 || !isModelMethod(rest[i+1:]) {
-		return c, false
-	}
-	c.model, c.method = rest[:i], rest[i+1:]
-	return c, true
-}
-
 // geminiModelRefused says why a model name taken from the client cannot
 // go into an upstream path; "" when it can. Gemini's model names are
 // letters, digits, '-', '.' and '_' ("gemini-2.5-flash-preview-05-20"); a
@@ -125,32 +46,6 @@ func geminiModelRefused(model string) string {
 	return "the model name " + quoteShort(model) + " is not one Gemini has: a model name holds letters, digits, '-', '.' and '_' only"
 }
 
-func isModelMethod(m string) bool { return m == gmGenerate || m == gmStream || m == gmCount }
-
-// validMethod: a Code Assist method name is a plain identifier.
-func validMethod(m string) bool {
-	if m == "" {
-		return false
-	}
-	for _, r := range m {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// modelMethod reports whether the call is one both forms answer.
-func (c geminiCall) modelMethod() bool { return isModelMethod(c.method) }
-
-// method is the allowed HTTP method of a Gemini-wire path.
-func (c geminiCall) httpMethod() string {
-	if c.list || c.op != "" {
-		return http.MethodGet
-	}
-	return http.MethodPost
-}
-
 // geminiWaitMax bounds what a Gemini API request waits inside subpool
 // before its answer's headers: Gemini CLI gives up on headers after 60 s
 // in that mode (undici's headersTimeout, Gemini CLI 0.61.0) and sends the
@@ -159,25 +54,25 @@ func (c geminiCall) httpMethod() string {
 // mode has no such limit.
 const geminiWaitMax = 50 * time.Second
 
-func geminiWaits(pol policy.Config, upath string) policy.Config {
-	if c, ok := parseGemini(upath); ok && !c.codeAssist {
+func geminiWaits(pol policy.Config, c translate.GeminiCall) policy.Config {
+	if !c.CodeAssist {
 		pol.SoleProviderMax = min(pol.SoleProviderMax, geminiWaitMax)
 		pol.CapacityMax = min(pol.CapacityMax, geminiWaitMax)
 	}
 	return pol
 }
 
-// geminiUnservable says why no credential of prov can ever take the call:
-// Code Assist's own calls (or the Gemini API's model list) with a pool
-// that holds no credential of the kind that answers them. Said at once,
-// rather than as a pool that has nothing ready.
-func (p *Proxy) geminiUnservable(prov *Provider, upath string) string {
-	c, _ := parseGemini(upath)
-	needLogin := c.codeAssist && !c.modelMethod()
-	if !needLogin && !c.list {
+// geminiUnservable says why no credential of rt's provider can ever take
+// the call: Code Assist's own calls (or the Gemini API's model list) with
+// a pool that holds no credential of the kind that answers them. Said at
+// once, rather than as a pool that has nothing ready.
+func (p *Proxy) geminiUnservable(rt route) string {
+	c := rt.gemini
+	needLogin := c.CodeAssist && !c.ModelMethod()
+	if !needLogin && !c.List {
 		return ""
 	}
-	for _, cr := range p.o.Pool.Credentials(prov.Name) {
+	for _, cr := range p.o.Pool.Credentials(rt.prov.Name) {
 		if (cr.Kind == api.KindOAuth) == needLogin {
 			return ""
 		}
@@ -206,52 +101,51 @@ var errGeminiForm = errors.New("only a Google login can answer this Code Assist 
 // a Code Assist call that only a login answers, or the Gemini API's model
 // list, which a login has not.
 func (rn *run) cannotTake(au auth.Auth) error {
-	if rn.prov.Wire != "gemini" {
+	if rn.wire != WireGemini {
 		return nil
 	}
-	c, _ := parseGemini(rn.upath)
-	_, err := geminiRequest(c, rn.model, nil, nil, au)
+	_, err := geminiRequest(rn.gemini, rn.model, nil, nil, au)
 	return err
 }
 
 // geminiRequest shapes rn's request for au. model is the run's model (an
 // alias or a fallback may have changed it); body is in the client's form.
-func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au auth.Auth) (geminiShape, error) {
-	s := geminiShape{query: geminiQuery(query, c.method)}
+func geminiRequest(c translate.GeminiCall, model string, query url.Values, body []byte, au auth.Auth) (geminiShape, error) {
+	s := geminiShape{query: geminiQuery(query, c.Method)}
 	switch {
-	case c.codeAssist && au.CodeAssist:
-		s.path = codeAssistPrefix + ":" + c.method
-		if c.op != "" {
-			s.path = codeAssistPrefix + "/" + c.op
+	case c.CodeAssist && au.CodeAssist:
+		s.path = translate.CodeAssistPrefix + ":" + c.Method
+		if c.Op != "" {
+			s.path = translate.CodeAssistPrefix + "/" + c.Op
 		}
 		s.body = body
 		switch {
-		case c.modelMethod() && body != nil:
-			s.body = setEnvelope(body, model, au.Project, c.method)
-		case body != nil && c.method != "loadCodeAssist" && c.method != "onboardUser":
+		case c.ModelMethod() && body != nil:
+			s.body = setEnvelope(body, model, au.Project, c.Method)
+		case body != nil && c.Method != "loadCodeAssist" && c.Method != "onboardUser":
 			// retrieveUserQuota, listExperiments…: about the project of
 			// the login that answers. (The two setup calls name the
 			// person's own project, if any, and are left as they are.)
 			s.body = setProject(body, au.Project)
 		}
-	case c.codeAssist:
-		if !c.modelMethod() {
+	case c.CodeAssist:
+		if !c.ModelMethod() {
 			return s, errGeminiForm
 		}
-		s.path = geminiBeta + "models/" + url.PathEscape(model) + ":" + c.method
+		s.path = translate.GeminiBeta + "models/" + url.PathEscape(model) + ":" + c.Method
 		s.body = unwrapRequest(body)
-		s.wrap = c.method != gmCount
+		s.wrap = c.Method != translate.GeminiCount
 	case au.CodeAssist:
-		if c.list {
+		if c.List {
 			return s, errors.New("a Google login cannot list the Gemini API's models")
 		}
-		s.path = codeAssistPrefix + ":" + c.method
-		s.body = wrapRequest(body, model, au.Project, c.method)
-		s.unwrap = c.method != gmCount
+		s.path = translate.CodeAssistPrefix + ":" + c.Method
+		s.body = wrapRequest(body, model, au.Project, c.Method)
+		s.unwrap = c.Method != translate.GeminiCount
 	default:
-		s.path = "/" + cmp.Or(c.version, "v1beta") + "/models"
-		if !c.list {
-			s.path += "/" + url.PathEscape(model) + ":" + c.method
+		s.path = "/" + cmp.Or(c.Version, "v1beta") + "/models"
+		if !c.List {
+			s.path += "/" + url.PathEscape(model) + ":" + c.Method
 		}
 		s.body = body
 	}
@@ -262,7 +156,7 @@ func geminiRequest(c geminiCall, model string, query url.Values, body []byte, au
 // (?key=…: subpool's client key, never the upstream's), and asks for SSE
 // on a stream, the framing subpool relays.
 func geminiQuery(q url.Values, method string) string {
-	if len(q) == 0 && method != gmStream {
+	if len(q) == 0 && method != translate.GeminiStream {
 		return ""
 	}
 	out := url.Values{}
@@ -271,7 +165,7 @@ func geminiQuery(q url.Values, method string) string {
 			out[k] = vs
 		}
 	}
-	if method == gmStream {
+	if method == translate.GeminiStream {
 		out.Set("alt", "sse")
 	}
 	return out.Encode()
@@ -281,7 +175,7 @@ func geminiQuery(q url.Values, method string) string {
 // Assist's countTokens takes the model inside the request, as
 // "models/{model}", and no project.
 func wrapRequest(body []byte, model, project, method string) []byte {
-	if method == gmCount {
+	if method == translate.GeminiCount {
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(body, &inner) != nil {
 			return body
@@ -301,7 +195,7 @@ func wrapRequest(body []byte, model, project, method string) []byte {
 // client only knows the one it was told) and the run's model in a Code
 // Assist body.
 func setEnvelope(body []byte, model, project, method string) []byte {
-	if method == gmCount {
+	if method == translate.GeminiCount {
 		var env map[string]json.RawMessage
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(body, &env) != nil || json.Unmarshal(env["request"], &inner) != nil {
@@ -360,14 +254,13 @@ func unwrapRequest(body []byte) []byte {
 // geminiInfo fills in what the Gemini wire keeps in the path: the model
 // (the Gemini API's) and whether the answer streams; and Code Assist's
 // session, which keeps a conversation on one login.
-func geminiInfo(info *requestInfo, upath string, body []byte) {
-	c, _ := parseGemini(upath)
-	info.Stream = c.method == gmStream
-	if !c.codeAssist {
-		info.Model = c.model
+func geminiInfo(info *requestInfo, c translate.GeminiCall, body []byte) {
+	info.Stream = c.Method == translate.GeminiStream
+	if !c.CodeAssist {
+		info.Model = c.Model
 		return
 	}
-	if !c.modelMethod() {
+	if !c.ModelMethod() {
 		info.Model = ""
 		return
 	}

@@ -10,44 +10,8 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/translate"
 )
-
-func TestParseGeminiPaths(t *testing.T) {
-	cases := []struct {
-		path string
-		ok   bool
-		want geminiCall
-	}{
-		{"/v1beta/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro", version: "v1beta"}},
-		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-flash", version: "v1beta"}},
-		{"/v1beta/models/gemini-2.5-flash:countTokens", true, geminiCall{method: gmCount, model: "gemini-2.5-flash", version: "v1beta"}},
-		{"/v1beta/models", true, geminiCall{list: true, version: "v1beta"}},
-		// GOOGLE_GENAI_API_VERSION's other values (issue 44).
-		{"/v1/models/gemini-2.5-pro:generateContent", true, geminiCall{method: gmGenerate, model: "gemini-2.5-pro", version: "v1"}},
-		{"/v1alpha/models/gemini-2.5-pro:streamGenerateContent", true, geminiCall{method: gmStream, model: "gemini-2.5-pro", version: "v1alpha"}},
-		{"/v1alpha/models", true, geminiCall{list: true, version: "v1alpha"}},
-		{"/v1/models", false, geminiCall{}}, // the OpenAI list
-		{"/v2/models/gemini-2.5-pro:generateContent", false, geminiCall{}},
-		// A model no Gemini model is like is routed, and refused with
-		// its reason when served (geminiModelRefused).
-		{"/v1beta/models/a/b:generateContent", true, geminiCall{method: gmGenerate, model: "a/b", version: "v1beta"}},
-		{"/v1beta/models/x?a=1:generateContent", true, geminiCall{method: gmGenerate, model: "x?a=1", version: "v1beta"}},
-		{"/v1internal:loadCodeAssist", true, geminiCall{codeAssist: true, method: "loadCodeAssist"}},
-		{"/v1internal:streamGenerateContent", true, geminiCall{codeAssist: true, method: gmStream}},
-		{"/v1internal/operations/abc123", true, geminiCall{codeAssist: true, op: "operations/abc123"}},
-		{"/v1beta/models/gemini-2.5-pro:embedContent", false, geminiCall{}},
-		{"/v1beta/models/:generateContent", false, geminiCall{}},
-		{"/v1beta/tunedModels", false, geminiCall{}},
-		{"/v1internal:load/../x", false, geminiCall{}},
-		{"/v1internal/../v1beta", false, geminiCall{}},
-	}
-	for _, c := range cases {
-		got, ok := parseGemini(c.path)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("parseGemini(%q) = %+v, %v; want %+v, %v", c.path, got, ok, c.want, c.ok)
-		}
-	}
-}
 
 // Each client form meets each credential form: the attempt goes out in
 // the credential's, and the answer is turned back into the client's.
@@ -59,12 +23,12 @@ func TestGeminiRequestForms(t *testing.T) {
 	q := url.Values{"alt": {"sse"}, "key": {"sp-client-key"}}
 
 	// Gemini API client, API key: as it came, less the client key.
-	s, err := geminiRequest(geminiCall{method: gmStream, model: "gemini-2.5-pro"}, "gemini-2.5-pro", q, plain, key)
+	s, err := geminiRequest(translate.GeminiCall{Method: translate.GeminiStream, Model: "gemini-2.5-pro"}, "gemini-2.5-pro", q, plain, key)
 	if err != nil || s.path != "/v1beta/models/gemini-2.5-pro:streamGenerateContent" || s.query != "alt=sse" || string(s.body) != string(plain) || s.wrap || s.unwrap {
 		t.Errorf("api→key: %+v %v", s, err)
 	}
 	// Gemini API client, login: Code Assist's envelope with the login's project.
-	s, err = geminiRequest(geminiCall{method: gmGenerate, model: "gemini-2.5-pro"}, "gemini-2.5-flash", nil, plain, login)
+	s, err = geminiRequest(translate.GeminiCall{Method: translate.GeminiGenerate, Model: "gemini-2.5-pro"}, "gemini-2.5-flash", nil, plain, login)
 	if err != nil || s.path != "/v1internal:generateContent" || !s.unwrap || s.wrap {
 		t.Fatalf("api→login: %+v %v", s, err)
 	}
@@ -77,26 +41,26 @@ func TestGeminiRequestForms(t *testing.T) {
 	}
 	// Code Assist client, login: the project is the login's, not the one
 	// the client was told by another login.
-	s, err = geminiRequest(geminiCall{codeAssist: true, method: gmGenerate}, "gemini-2.5-pro", nil, envelope, login)
+	s, err = geminiRequest(translate.GeminiCall{CodeAssist: true, Method: translate.GeminiGenerate}, "gemini-2.5-pro", nil, envelope, login)
 	if err != nil || s.path != "/v1internal:generateContent" || s.wrap || s.unwrap || !strings.Contains(string(s.body), `"project":"proj-of-login"`) || !strings.Contains(string(s.body), `"user_prompt_id":"p1"`) {
 		t.Errorf("ca→login: %+v %s %v", s, s.body, err)
 	}
 	// Code Assist client, API key: the bare request, without Code Assist's
 	// own fields, on the Gemini API path.
-	s, err = geminiRequest(geminiCall{codeAssist: true, method: gmStream}, "gemini-2.5-pro", nil, envelope, key)
+	s, err = geminiRequest(translate.GeminiCall{CodeAssist: true, Method: translate.GeminiStream}, "gemini-2.5-pro", nil, envelope, key)
 	if err != nil || s.path != "/v1beta/models/gemini-2.5-pro:streamGenerateContent" || s.query != "alt=sse" || !s.wrap || strings.Contains(string(s.body), "session_id") || string(s.body) != string(plain) {
 		t.Errorf("ca→key: %+v %s %v", s, s.body, err)
 	}
 	// countTokens: Code Assist names the model inside, as models/{model}.
-	s, _ = geminiRequest(geminiCall{method: gmCount, model: "gemini-2.5-pro"}, "gemini-2.5-pro", nil, plain, login)
+	s, _ = geminiRequest(translate.GeminiCall{Method: translate.GeminiCount, Model: "gemini-2.5-pro"}, "gemini-2.5-pro", nil, plain, login)
 	if !strings.Contains(string(s.body), `"model":"models/gemini-2.5-pro"`) || s.unwrap {
 		t.Errorf("count api→login: %+v %s", s, s.body)
 	}
 	// Only a login answers Code Assist's own methods; a login has no model list.
-	if _, err := geminiRequest(geminiCall{codeAssist: true, method: "loadCodeAssist"}, "", nil, []byte(`{}`), key); err == nil {
+	if _, err := geminiRequest(translate.GeminiCall{CodeAssist: true, Method: "loadCodeAssist"}, "", nil, []byte(`{}`), key); err == nil {
 		t.Error("loadCodeAssist with a key: no error")
 	}
-	if _, err := geminiRequest(geminiCall{list: true}, "", nil, nil, login); err == nil {
+	if _, err := geminiRequest(translate.GeminiCall{List: true}, "", nil, nil, login); err == nil {
 		t.Error("model list with a login: no error")
 	}
 }

@@ -97,6 +97,8 @@ type env struct {
 	auth *keyAuth
 	px   *Proxy
 	srv  *httptest.Server
+	// serving counts the requests px's handler is serving (waitFinished).
+	serving chanGroup
 }
 
 type envOpt func(*Options, *sim.Options)
@@ -142,7 +144,11 @@ func newEnv(t *testing.T, realTime bool, opts ...envOpt) *env {
 		e.pool.SetProvider(name, p.Profile.LimitScope)
 	}
 	e.px = New(o)
-	e.srv = httptest.NewServer(e.px)
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.serving.Add()
+		defer e.serving.Done()
+		e.px.ServeHTTP(w, r)
+	}))
 	t.Cleanup(e.srv.Close)
 	return e
 }

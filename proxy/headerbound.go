@@ -25,7 +25,7 @@ const (
 
 // boundHeaders is RoundTrip's answer for req, or the 502 that stands for
 // it when its headers passed a bound.
-func boundHeaders(req *http.Request, resp *http.Response, err error, wire string) (*http.Response, error) {
+func boundHeaders(req *http.Request, resp *http.Response, err error, wire Wire) (*http.Response, error) {
 	if err != nil {
 		if msg := err.Error(); strings.Contains(msg, "response headers exceeded") || strings.Contains(msg, "response header list larger") {
 			return headerRefusal(req, wire, fmt.Sprintf("the upstream sent more than %d MiB of response headers, past subpool's bound", maxResponseHeader>>20)), nil
@@ -52,7 +52,7 @@ func headerSize(h http.Header) int {
 
 // headerRefusal is the 502 an attempt ends in, in the wire's shape, msg
 // saying why.
-func headerRefusal(req *http.Request, wire, msg string) *http.Response {
+func headerRefusal(req *http.Request, wire Wire, msg string) *http.Response {
 	body := errorBody(wire, http.StatusBadGateway, msg+"; the upstream, or something between subpool and it, is misbehaving")
 	return &http.Response{
 		Status: "502 Bad Gateway", StatusCode: http.StatusBadGateway, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,

@@ -182,7 +182,7 @@ func (p *Proxy) askModelsWith(prov *Provider, lease *pool.Lease) ([]upstreamMode
 		return nil, err
 	}
 	req.Header = outboundHeader(http.Header{}, au.Header)
-	if prov.Wire == "anthropic" && req.Header.Get("anthropic-version") == "" {
+	if prov.wire() == WireAnthropic && req.Header.Get("anthropic-version") == "" {
 		req.Header.Set("anthropic-version", "2023-06-01")
 	}
 	resp, err := p.o.Transport.RoundTrip(req)
@@ -241,7 +241,7 @@ type listedModel struct {
 func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request, prov *Provider) {
 	c := clientOf(r)
 	provs := []*Provider{prov}
-	wire := prov.Wire
+	wire := prov.wire()
 	if strings.HasPrefix(r.URL.Path, "/v1/") {
 		provs = provs[:0]
 		for _, pr := range p.o.Providers {
@@ -250,9 +250,9 @@ func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request, prov *Provid
 		sort.Slice(provs, func(i, j int) bool { return provs[i].Name < provs[j].Name })
 		// Unprefixed, the path says nothing of the wire; the Anthropic
 		// SDKs always send their version header.
-		wire = "openai"
+		wire = WireOpenAI
 		if r.Header.Get("anthropic-version") != "" {
-			wire = "anthropic"
+			wire = WireAnthropic
 		}
 	}
 	var rows []listedModel
@@ -314,8 +314,8 @@ func (p *Proxy) aliasVisible(c Client, name string, targets []FallbackTarget, pr
 // modelsBody is the list in the wire's shape: Anthropic's
 // {"data":[{"type":"model","id":…}],"has_more":false,…} or OpenAI's
 // {"object":"list","data":[{"id":…,"object":"model",…}]}.
-func modelsBody(wire string, rows []listedModel) []byte {
-	if wire == "anthropic" {
+func modelsBody(wire Wire, rows []listedModel) []byte {
+	if wire == WireAnthropic {
 		type am struct {
 			Type        string `json:"type"`
 			ID          string `json:"id"`

@@ -33,8 +33,8 @@ type serving struct {
 
 // newRun is the one way a run is made: the attempt loop of rq on one
 // provider, writing to w.
-func (rq *request) newRun(w http.ResponseWriter, r *http.Request, prov *Provider, upath string, body []byte, model string, au auth.Authenticator) *run {
-	return &run{request: rq, w: w, r: r, prov: prov, upath: upath, body: body, model: model, auth: au}
+func (rq *request) newRun(w http.ResponseWriter, r *http.Request, rt route, body []byte, model string, au auth.Authenticator) *run {
+	return &run{request: rq, w: w, r: r, route: rt, body: body, model: model, auth: au}
 }
 
 // walk serves the plan. When the client has its answer (or left), ex is
@@ -86,7 +86,7 @@ func (s *serving) serve(t policy.Target) (why string, out *outcome) {
 		}
 	}
 	if t.Detour {
-		from := clientWire(rn.upath)
+		from := clientWire(rn.route)
 		reason := s.reason()
 		return rn.detour(t, from, reason, s.skipped)
 	}
@@ -134,7 +134,7 @@ func (s *serving) runOn(t policy.Target) (*run, error) {
 		}
 		body, decoded = b, rn.plain != nil
 	}
-	tr := rn.request.newRun(rn.w, rn.r, rn.prov, rn.upath, body, t.Model, rn.auth)
+	tr := rn.request.newRun(rn.w, rn.r, rn.route, body, t.Model, rn.auth)
 	tr.decoded = decoded
 	if t.Rung == first {
 		s.ran = tr

@@ -6,7 +6,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,7 +25,7 @@ import (
 // Provider is one pool's upstream as the proxy needs it.
 type Provider struct {
 	Name    string
-	Wire    string // "anthropic" or "openai"
+	Wire    string // a Wire: "anthropic", "openai" or "gemini"
 	BaseURL string
 	Profile *classify.Profile
 	// ChatOnly: an OpenAI-wire upstream that serves only Chat Completions
@@ -101,7 +100,6 @@ type Proxy struct {
 	secrets  secrets // the credentials' auth sent so far, kept out of relayed bodies
 	inFlight atomic.Int64
 	large    atomic.Int64 // request bodies of largeBody or more read so far
-	wg       chanGroup
 	byClient clientCounts
 	models   modelLists
 }
@@ -212,85 +210,6 @@ func (p *Proxy) noteBody(n int64) {
 	}
 }
 
-// Wait blocks until in-flight requests finish or ctx ends; graceful stop
-// uses it so streams finish before the state is written.
-func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
-
-// route names the provider and the upstream path for a client path.
-// Unprefixed paths go to the built-in pool for their API; /NAME/… reaches
-// any configured provider.
-func (p *Proxy) route(path string) (prov *Provider, upstreamPath string, ok bool) {
-	name := ""
-	rest := path
-	if _, _, gemini := geminiVersion(path); !strings.HasPrefix(path, "/v1/") && !gemini && !strings.HasPrefix(path, codeAssistPrefix) {
-		trim := strings.TrimPrefix(path, "/")
-		i := strings.IndexByte(trim, '/')
-		if i < 0 {
-			return nil, "", false
-		}
-		name, rest = trim[:i], trim[i:]
-	}
-	wireOf := func(rest string) string {
-		switch rest {
-		case "/v1/messages", "/v1/messages/count_tokens":
-			return "anthropic"
-		case "/v1/responses", "/v1/chat/completions", "/v1/models", "/v1/embeddings":
-			return "openai"
-		}
-		if _, ok := parseGemini(rest); ok {
-			return "gemini"
-		}
-		return ""
-	}
-	w := wireOf(rest)
-	if name == "" {
-		if w == "" {
-			return nil, "", false
-		}
-		name = w
-		if w == "gemini" {
-			name = "google"
-		}
-	}
-	prov = p.o.Providers[name]
-	if prov == nil {
-		return nil, "", false
-	}
-	// /v1/models exists on both APIs; everything else must match the wire.
-	if w == "" || (w != prov.Wire && rest != "/v1/models") {
-		return prov, "", false
-	}
-	return prov, rest, true
-}
-
-// allowedMethod is the one method each route serves: the model listing is
-// read with GET, everything else is a POST of a request body. Anything else
-// is refused before an upstream sees it (and a credential is injected).
-func allowedMethod(upath string) string {
-	if upath == "/v1/models" {
-		return http.MethodGet
-	}
-	if c, ok := parseGemini(upath); ok {
-		return c.httpMethod()
-	}
-	return http.MethodPost
-}
-
-// wireForPath guesses the error shape for a request we refuse before
-// routing: the client's SDK must parse our answer.
-func (p *Proxy) wireForPath(path string) string {
-	if prov, _, _ := p.route(path); prov != nil {
-		return prov.Wire
-	}
-	if strings.Contains(path, "/messages") || strings.HasPrefix(path, "/anthropic") {
-		return "anthropic"
-	}
-	if strings.Contains(path, geminiBeta) || strings.Contains(path, "/v1alpha/") || strings.Contains(path, codeAssistPrefix) || strings.HasPrefix(path, "/google") {
-		return "gemini"
-	}
-	return "openai"
-}
-
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	guard.SecurityHeaders(w.Header())
 	// Guards come first and in this order: a request from a web page or a
@@ -310,23 +229,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = withoutClientKey(r)
-	prov, upath, routed := p.route(r.URL.Path)
+	rt, routed := p.route(r.URL.Path)
 	if !routed {
 		wire := p.wireForPath(r.URL.Path)
-		if prov != nil {
-			wire = prov.Wire
+		if rt.prov != nil {
+			wire = rt.wire
 		}
 		writeError(w, wire, http.StatusNotFound, "subpool does not serve "+r.Method+" "+quoteShort(r.URL.Path)+"; see the routes in `subpool --help`", 0, noRetry)
 		return
 	}
-	if allow := allowedMethod(upath); r.Method != allow {
+	if allow := rt.allowedMethod(); r.Method != allow {
 		w.Header().Set("Allow", allow)
-		writeError(w, prov.Wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, upath, allow), 0, noRetry)
+		writeError(w, rt.wire, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s is not served; this route takes %s", r.Method, rt.upath, allow), 0, noRetry)
 		return
 	}
 	// The model list is subpool's own answer, filtered by the key's
 	// limits rather than refused (models.go).
-	if upath != "/v1/models" && !p.mayUseProvider(w, r, prov, upath) {
+	if rt.upath != "/v1/models" && !p.mayUseProvider(w, r, rt) {
 		return
 	}
 	name := clientName(r)
@@ -334,17 +253,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.o.Crowd()
 	}
 	p.byClient.add(name, 1)
-	p.wg.Add()
 	defer func() {
 		p.inFlight.Add(-1)
 		p.byClient.add(name, -1)
-		p.wg.Done()
 	}()
-	if upath == "/v1/models" {
-		p.serveModels(w, r, prov)
+	if rt.upath == "/v1/models" {
+		p.serveModels(w, r, rt.prov)
 		return
 	}
-	p.serve(w, r, prov, upath)
+	p.serve(w, r, rt)
 }
 
 func (p *Proxy) clientKey() string {

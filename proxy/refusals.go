@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/translate"
 )
 
 // retryHint is what a refusal of subpool's tells the client's retry loop.
@@ -35,7 +36,7 @@ const (
 // writeError answers in the shape the client's SDK parses for its wire, so
 // that a refusal by subpool reads like any other API error, with a message
 // a person can act on.
-func writeError(w http.ResponseWriter, wire string, status int, msg string, retryAfter time.Duration, hint retryHint) {
+func writeError(w http.ResponseWriter, wire Wire, status int, msg string, retryAfter time.Duration, hint retryHint) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("x-subpool-error", "1")
@@ -45,7 +46,7 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 	if hint == noRetry {
 		h.Set("X-Should-Retry", "false")
 	}
-	if wire == "gemini" {
+	if wire == WireGemini {
 		msg = geminiWords(msg)
 		if hint == noRetry && status >= 500 {
 			// Gemini CLI retries any other 5xx up to 10 times, each a
@@ -55,7 +56,7 @@ func writeError(w http.ResponseWriter, wire string, status int, msg string, retr
 		}
 	}
 	w.WriteHeader(status)
-	if wire == "gemini" {
+	if wire == WireGemini {
 		w.Write(googleRefusal(status, ownWords(msg), retryAfter, hint))
 		return
 	}
@@ -92,7 +93,7 @@ func googleRefusal(status int, msg string, retryAfter time.Duration, hint retryH
 	}
 	b, _ := json.Marshal(struct {
 		Error ge `json:"error"`
-	}{ge{Code: status, Message: msg, Status: googleStatus(status),
+	}{ge{Code: status, Message: msg, Status: translate.GoogleStatus(status),
 		Details: []detail{{"type.googleapis.com/google.rpc.RetryInfo", strconv.Itoa(int(math.Ceil(delay.Seconds()))) + "s"}}}})
 	return b
 }
@@ -133,136 +134,54 @@ func geminiWords(msg string) string {
 	})
 }
 
-func errorBody(wire string, status int, msg string) []byte {
-	var v any
-	if wire == "gemini" {
-		return googleError(status, msg)
-	}
-	if wire == "openai" {
-		type oe struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Param   *string `json:"param"`
-			Code    string  `json:"code"`
-		}
-		typ, code := openaiType(status)
-		v = struct {
-			Error oe `json:"error"`
-		}{oe{Message: msg, Type: typ, Code: code}}
-	} else {
-		type ae struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		}
-		v = struct {
-			Type  string `json:"type"`
-			Error ae     `json:"error"`
-		}{"error", ae{Type: anthropicType(status), Message: msg}}
-	}
-	b, _ := json.Marshal(v)
-	return b
-}
-
-func anthropicType(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request_error"
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	default:
-		return "api_error"
-	}
-}
-
-func openaiType(status int) (typ, code string) {
-	switch status {
-	case http.StatusUnauthorized:
-		return "invalid_request_error", "invalid_api_key"
-	case http.StatusForbidden:
-		return "invalid_request_error", "forbidden"
-	case http.StatusNotFound:
-		return "invalid_request_error", "not_found"
-	case http.StatusRequestEntityTooLarge:
-		return "invalid_request_error", "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_exceeded", "rate_limit_exceeded"
-	case http.StatusBadRequest:
-		return "invalid_request_error", "invalid_request"
-	default:
-		return "server_error", "subpool_unavailable"
-	}
+// errorBody is subpool's own error body on wire; translate owns the
+// shapes and what each provider calls a status.
+func errorBody(wire Wire, status int, msg string) []byte {
+	return translate.StatusBody(wire.errorShape(), status, msg)
 }
 
 // googleError is Google's error body (google.rpc.Status as JSON), which
 // both the Gemini API and Code Assist send.
-func googleError(status int, msg string) []byte {
-	type ge struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-	}
-	b, _ := json.Marshal(struct {
-		Error ge `json:"error"`
-	}{ge{Code: status, Message: msg, Status: googleStatus(status)}})
-	return b
-}
+func googleError(status int, msg string) []byte { return errorBody(WireGemini, status, msg) }
 
-// googleStatus is the canonical code Google's APIs send with an HTTP status.
-func googleStatus(status int) string {
-	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return "INVALID_ARGUMENT"
-	case http.StatusUnauthorized:
-		return "UNAUTHENTICATED"
-	case http.StatusForbidden:
-		return "PERMISSION_DENIED"
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusMethodNotAllowed:
-		return "UNIMPLEMENTED"
-	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
-		return "DEADLINE_EXCEEDED"
-	case http.StatusTooManyRequests:
-		return "RESOURCE_EXHAUSTED"
-	case http.StatusServiceUnavailable, 529:
-		return "UNAVAILABLE"
-	default:
-		return "INTERNAL"
+// errorShape is the translate target whose error bodies wire's clients
+// parse: one per wire, since OpenAI's two APIs share theirs.
+func (w Wire) errorShape() translate.Target {
+	switch w {
+	case WireAnthropic:
+		return translate.Anthropic
+	case WireGemini:
+		return translate.Gemini
 	}
+	return translate.OpenAIChat
 }
 
 // statusEvent is the error event standing for an HTTP error of status, in
 // the shape the wire's streams carry errors: Anthropic's error body as the
 // data of `event: error`, OpenAI's `{"type":"error","code",...}` (code ""
 // takes the status's).
-func statusEvent(wire string, status int, code, msg string) []byte {
+func statusEvent(wire Wire, status int, code, msg string) []byte {
 	var b []byte
-	if wire == "gemini" {
+	if wire == WireGemini {
 		// Gemini streams carry an error as a data event of its own.
 		return append(append([]byte("data: "), googleError(status, geminiWords(msg))...), '\n', '\n')
 	}
-	if wire == "openai-chat" {
+	if wire == wireOpenAIChat {
 		// A Chat Completions stream has no event names: its SDKs throw on
 		// a chunk that carries "error", with the API's error body.
-		return append(append([]byte("data: "), errorBody("openai", status, msg)...), '\n', '\n')
+		return append(append([]byte("data: "), errorBody(WireOpenAI, status, msg)...), '\n', '\n')
 	}
-	if wire == "openai" {
+	if wire == WireOpenAI {
+		var c any // null when the status has no code
 		if code == "" {
-			_, code = openaiType(status)
+			code = translate.OpenAICode(status)
 		}
-		b, _ = json.Marshal(map[string]any{"type": "error", "code": code, "message": msg, "param": nil})
+		if code != "" {
+			c = code
+		}
+		b, _ = json.Marshal(map[string]any{"type": "error", "code": c, "message": msg, "param": nil})
 	} else {
-		b = errorBody("anthropic", status, msg)
+		b = errorBody(WireAnthropic, status, msg)
 	}
 	return append(append([]byte("event: error\ndata: "), b...), '\n', '\n')
 }
@@ -271,7 +190,7 @@ func statusEvent(wire string, status int, code, msg string) []byte {
 // for a client that already has a stream's headers: an Anthropic error
 // body is the event's data as it is; an OpenAI one keeps its code and
 // message.
-func errorEvent(wire string, status int, body []byte) []byte {
+func errorEvent(wire Wire, status int, body []byte) []byte {
 	var e struct {
 		Type  string `json:"type"`
 		Error struct {
@@ -283,13 +202,13 @@ func errorEvent(wire string, status int, body []byte) []byte {
 	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
 		return statusEvent(wire, status, "", "the upstream answered "+strconv.Itoa(status)+": "+quoteShort(string(body)))
 	}
-	if wire == "gemini" {
+	if wire == WireGemini {
 		var c bytes.Buffer
 		if json.Compact(&c, body) == nil {
 			return append(append([]byte("data: "), c.Bytes()...), '\n', '\n')
 		}
 	}
-	if !strings.HasPrefix(wire, "openai") && e.Type == "error" && e.Error.Type != "" {
+	if wire != WireOpenAI && wire != wireOpenAIChat && e.Type == "error" && e.Error.Type != "" {
 		var c bytes.Buffer
 		if json.Compact(&c, body) == nil {
 			return append(append([]byte("event: error\ndata: "), c.Bytes()...), '\n', '\n')
@@ -350,7 +269,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 		h.Set("X-Should-Retry", "false")
 	}
 	if a.inStream {
-		body := streamErrorBody(rn.prov.Wire, a.errData)
+		body := streamErrorBody(rn.wire, a.errData)
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		rn.w.WriteHeader(status)
@@ -369,7 +288,7 @@ func (rn *run) relay(credID string, a *answer, status int) outcome {
 // same API sends with an HTTP status. Anthropic's error event and a Chat
 // Completions error chunk already are one; a Responses `response.failed`
 // or `error` event has its error elsewhere and is reshaped.
-func streamErrorBody(wire string, data []byte) []byte {
+func streamErrorBody(wire Wire, data []byte) []byte {
 	var ev struct {
 		Type     string          `json:"type"`
 		Error    json.RawMessage `json:"error"`

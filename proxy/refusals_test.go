@@ -95,7 +95,7 @@ func TestAbortLeavesReasonAlone(t *testing.T) {
 	// The handler may still be unwinding after the client saw the end.
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
-	if err := e.px.Wait(wctx); err != nil {
+	if err := e.serving.Wait(wctx); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.state("key-a").Reason; r != "" {

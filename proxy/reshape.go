@@ -22,8 +22,8 @@ import (
 // reshapes reports whether a credential of rn's provider may need rn's
 // request in another wire.
 func (rn *run) reshapes() bool {
-	w := clientWire(rn.upath)
-	if rn.prov.Wire != "openai" || (w != translate.OpenAIChat && w != translate.OpenAIResponses) {
+	w := clientWire(rn.route)
+	if rn.wire != WireOpenAI || (w != translate.OpenAIChat && w != translate.OpenAIResponses) {
 		return false
 	}
 	if rn.prov.ChatOnly {
@@ -52,7 +52,7 @@ func (rn *run) loopOwn() (outcome, *policy.Action) {
 // for the caller to answer.
 func (rn *run) loopReshaped() (outcome, *policy.Action) {
 	d := &detour{
-		to: rn.prov, model: rn.model, client: clientWire(rn.upath), clientModel: rn.model, stream: rn.info.Stream,
+		to: rn.prov, model: rn.model, client: clientWire(rn.route), clientModel: rn.model, stream: rn.info.Stream,
 		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.o.Logf, own: true,
 	}
 	d.upath = d.pathFor(d.apiWire(), rn.upath)
@@ -62,14 +62,14 @@ func (rn *run) loopReshaped() (outcome, *policy.Action) {
 		return outcome{}, &policy.Action{Kind: policy.Fail, Status: http.StatusBadRequest, Final: true,
 			Message: rn.prov.Name + " " + err.Error()}
 	}
-	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.prov.Wire})
-	w, r, au, body, upath, decoded := rn.w, rn.r, rn.auth, rn.body, rn.upath, rn.decoded
+	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.wire})
+	w, r, au, body, rt, decoded := rn.w, rn.r, rn.auth, rn.body, rn.route, rn.decoded
 	d.in = r
 	rn.w, rn.r, rn.auth = fw, d.request(r, d.apiWire()), detourAuth{Authenticator: au, d: d}
 	rn.decoded = rn.plain != nil // each attempt sends the plain body, rewritten
 	d.run = rn
 	res, ex := rn.loop()
-	rn.w, rn.r, rn.auth, rn.body, rn.upath, rn.decoded = w, r, au, body, upath, decoded
+	rn.w, rn.r, rn.auth, rn.body, rn.route, rn.decoded = w, r, au, body, rt, decoded
 	if ex != nil && !fw.committed {
 		return res, ex
 	}

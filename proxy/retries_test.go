@@ -97,7 +97,7 @@ func waitFinished(t *testing.T, e *env) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.px.Wait(ctx); err != nil {
+	if err := e.serving.Wait(ctx); err != nil {
 		t.Fatal("proxy still serving:", err)
 	}
 }

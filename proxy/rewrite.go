@@ -175,7 +175,7 @@ const maxRewrite = 8 << 20
 // stream line by line, a JSON answer whole (its length changes).
 type renamer struct{ alias string }
 
-func (rn renamer) open(status int, h http.Header) int {
+func (rm renamer) open(status int, h http.Header) int {
 	switch {
 	case status < 200 || status > 299:
 		return modePass
@@ -188,7 +188,7 @@ func (rn renamer) open(status int, h http.Header) int {
 	return modePass
 }
 
-func (rn renamer) stream(b []byte, final bool) ([]byte, int) {
+func (rm renamer) stream(b []byte, final bool) ([]byte, int) {
 	n := bytes.LastIndexByte(b, '\n') + 1
 	if final {
 		n = len(b)
@@ -208,17 +208,17 @@ func (rn renamer) stream(b []byte, final bool) ([]byte, int) {
 			continue
 		}
 		body := bytes.TrimRight(line, "\r\n")
-		out = append(out, jsonscan.RenameModel(body, rn.alias)...)
+		out = append(out, jsonscan.RenameModel(body, rm.alias)...)
 		out = append(out, line[len(body):]...)
 	}
 	return out, n
 }
 
-func (rn renamer) held(status int, _ http.Header, body []byte, abort bool) (int, []byte) {
+func (rm renamer) held(status int, _ http.Header, body []byte, abort bool) (int, []byte) {
 	if abort {
 		return status, body
 	}
-	return status, jsonscan.RenameModel(body, rn.alias)
+	return status, jsonscan.RenameModel(body, rm.alias)
 }
 
 // translator turns a fallback target's answers into the client's wire. A
@@ -227,7 +227,7 @@ func (rn renamer) held(status int, _ http.Header, body []byte, abort bool) (int,
 // translated whole.
 type translator struct {
 	d          *detour
-	clientWire string // the client's provider wire, for an answer that cannot be translated
+	clientWire Wire // the client's provider wire, for an answer that cannot be translated
 	st         *translate.StreamTranslator
 }
 
@@ -290,10 +290,10 @@ func (tr *translator) held(status int, h http.Header, body []byte, _ bool) (int,
 	if up == "" {
 		// subpool refused before any attempt: its error is in the target
 		// provider's shape.
-		switch d.to.Wire {
-		case "anthropic":
+		switch d.to.wire() {
+		case WireAnthropic:
 			up = translate.Anthropic
-		case "gemini":
+		case WireGemini:
 			up = translate.Gemini
 		default:
 			up = translate.OpenAIChat

@@ -53,14 +53,13 @@ func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
 	}
 	var shape *geminiShape
 	decoded := rn.decoded
-	if rn.prov.Wire == "gemini" {
+	if rn.wire == WireGemini {
 		src := rn.body
 		if rn.plain != nil && !rn.decoded {
 			// The envelope is JSON work: on the plain body.
 			src, decoded = rn.plain, true
 		}
-		c, _ := parseGemini(rn.upath)
-		s, err := geminiRequest(c, rn.model, rn.r.URL.Query(), src, au)
+		s, err := geminiRequest(rn.gemini, rn.model, rn.r.URL.Query(), src, au)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +88,7 @@ func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
 	}
 	rn.p.secrets.learn(au.Header)
 	resp, err := rn.p.o.Transport.RoundTrip(out)
-	resp, err = boundHeaders(out, resp, err, rn.prov.Wire)
+	resp, err = boundHeaders(out, resp, err, rn.wire)
 	if err == nil && shape != nil {
 		reshapeAnswer(resp, *shape)
 	}

@@ -22,20 +22,20 @@ const classRefused = classify.Class("refused")
 // serve answers one routed request: its plan (policy.Plan) walked by the
 // serving loop (plan.go): the client's provider, an alias's targets, the
 // fallback ladder. Whatever happens, request_finished goes out.
-func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, upath string) {
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, rt route) {
 	lim := p.limits.Load()
 	rq := &request{p: p, pol: lim.pol, client: w, in: r, ctx: r.Context(), start: p.o.Clock.Now(), tool: metering.ClientApp(r.UserAgent())}
-	if prov.Wire == "gemini" {
-		rq.pol = geminiWaits(rq.pol, upath)
+	if rt.wire == WireGemini {
+		rq.pol = geminiWaits(rq.pol, rt.gemini)
 	}
 	var out outcome
-	// Deferred, so that request_finished goes out however answer ends,
+	// Deferred, so that request_finished goes out however respond ends,
 	// and before the connection is cut for an answer that failed midway.
 	defer func() {
 		u := rq.meter.Usage()
 		ev := api.Event{
-			Type: api.EventRequestFinished, Provider: prov.Name, CredentialID: out.cred,
-			Model: rq.info.Model, Path: upath, Status: out.status, Class: string(out.class),
+			Type: api.EventRequestFinished, Provider: rt.prov.Name, CredentialID: out.cred,
+			Model: rq.info.Model, Path: rt.upath, Status: out.status, Class: string(out.class),
 			Attempts: rq.attempts, LatencyMS: p.o.Clock.Now().Sub(rq.start).Milliseconds(),
 			Client: clientName(r), ClientApp: rq.tool,
 			CredentialKind: out.credKind, ServedModel: out.servedModel, FallbackTo: out.fallbackTo,
@@ -50,32 +50,32 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, prov *Provider, up
 			panic(http.ErrAbortHandler)
 		}
 	}()
-	out = p.answer(rq, prov, upath, lim.maxBody)
+	out = p.respond(rq, rt, lim.maxBody)
 }
 
-// answer reads the request's body, admits it and walks its plan, and
+// respond reads the request's body, admits it and walks its plan, and
 // returns what the client got.
-func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64) outcome {
+func (p *Proxy) respond(rq *request, rt route, maxBody int64) outcome {
 	w, r := rq.client, rq.in
-	body, sendPlain, refused := p.readRequest(rq, prov.Wire, maxBody)
+	body, sendPlain, refused := p.readRequest(rq, rt.wire, maxBody)
 	if refused != nil {
 		return *refused
 	}
 	view := rq.jsonBody(body)
 	rq.info = inspect(r.Header, view)
-	if prov.Wire == "gemini" {
-		geminiInfo(&rq.info, upath, view)
+	if rt.wire == WireGemini {
+		geminiInfo(&rq.info, rt.gemini, view)
 		if why := geminiModelRefused(rq.info.Model); why != "" {
-			return refuse(w, prov.Wire, http.StatusBadRequest, why)
+			return refuse(w, rt.wire, http.StatusBadRequest, why)
 		}
-		if why := p.geminiUnservable(prov, upath); why != "" {
-			return refuse(w, prov.Wire, http.StatusForbidden, why)
+		if why := p.geminiUnservable(rt); why != "" {
+			return refuse(w, rt.wire, http.StatusForbidden, why)
 		}
 	}
-	if rq.info.Flaw != "" && modelInBody(prov, upath) {
-		return refuse(w, prov.Wire, http.StatusBadRequest, "the body "+rq.info.Flaw+"; subpool reads the model as the upstream would, and cannot in this body: send JSON with one string \"model\"")
+	if rq.info.Flaw != "" && rt.modelInBody() {
+		return refuse(w, rt.wire, http.StatusBadRequest, "the body "+rq.info.Flaw+"; subpool reads the model as the upstream would, and cannot in this body: send JSON with one string \"model\"")
 	}
-	rn := rq.newRun(w, r, prov, upath, body, rq.info.Model, p.o.Auth)
+	rn := rq.newRun(w, r, rt, body, rq.info.Model, p.o.Auth)
 	rn.decoded = sendPlain
 	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
 	if refused != nil {
@@ -95,7 +95,7 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 // readRequest reads the request's body, bounded, and decodes it as its
 // Content-Encoding says (rq.plain). sendPlain: the decoded body is the one
 // to send. A non-nil out says the client has been answered.
-func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byte, sendPlain bool, out *outcome) {
+func (p *Proxy) readRequest(rq *request, wire Wire, maxBody int64) (body []byte, sendPlain bool, out *outcome) {
 	w, r := rq.client, rq.in
 	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
 	switch {
@@ -144,7 +144,7 @@ func (p *Proxy) readRequest(rq *request, wire string, maxBody int64) (body []byt
 func answered(out outcome) *outcome { return &out }
 
 // refuse answers with subpool's own refusal, nothing sent upstream.
-func refuse(w http.ResponseWriter, wire string, status int, msg string) outcome {
+func refuse(w http.ResponseWriter, wire Wire, status int, msg string) outcome {
 	writeError(w, wire, status, msg, 0, noRetry)
 	return outcome{status: status, class: classRefused}
 }
@@ -160,18 +160,17 @@ func clientGone(r *http.Request, err error) bool {
 // modelInBody reports a route whose body names the model: every one but
 // the Gemini API's, which has it in the path, and Code Assist's calls
 // other than the model methods, which name none.
-func modelInBody(prov *Provider, upath string) bool {
-	if prov.Wire != "gemini" {
+func (rt route) modelInBody() bool {
+	if rt.wire != WireGemini {
 		return true
 	}
-	c, _ := parseGemini(upath)
-	return c.codeAssist && c.modelMethod()
+	return rt.gemini.CodeAssist && rt.gemini.ModelMethod()
 }
 
 // planRequest is what the plan of rn's request is made from.
 func (p *Proxy) planRequest(rn *run, al *aliasReq) policy.PlanRequest {
 	pr := policy.PlanRequest{Provider: rn.prov.Name, Model: rn.model,
-		Carries: clientWire(rn.upath) != "" && rn.r.Method == http.MethodPost}
+		Carries: clientWire(rn.route) != "" && rn.r.Method == http.MethodPost}
 	if al != nil {
 		pr.Alias = al.targets
 	} else if p.o.Fallback != nil && pr.Carries {

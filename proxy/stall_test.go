@@ -230,7 +230,7 @@ func TestGeminiCLIHeadDeadline(t *testing.T) {
 		t.Fatalf("calls k1 %d, k2 %d", got, e.up.Calls("AIza-k2"))
 	}
 	// Another client of the wire keeps the configured deadline.
-	if first, _ := (&run{request: &request{pol: policy.Defaults(), tool: "other"}, prov: &Provider{Wire: "gemini"}}).deadlines(); first != policy.Defaults().FirstEventTimeout {
+	if first, _ := (&run{request: &request{pol: policy.Defaults(), tool: "other"}, route: route{prov: &Provider{Wire: "gemini"}, wire: WireGemini}}).deadlines(); first != policy.Defaults().FirstEventTimeout {
 		t.Fatalf("first-event deadline for another client: %v", first)
 	}
 }

@@ -124,7 +124,7 @@ func TestHistoryRowPerRequest(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.px.Wait(ctx); err != nil {
+	if err := e.serving.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Sync(ctx); err != nil {
@@ -145,7 +145,7 @@ func finished(t *testing.T, e *env) api.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := e.px.Wait(ctx); err != nil {
+	if err := e.serving.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fin := e.rec.of(api.EventRequestFinished)

@@ -72,7 +72,7 @@ type Event struct {
 	Attempts int    `json:"attempts,omitempty"`
 
 	// request_finished. Model is the model the client asked for; the
-	// token counts are what the upstream reported (tokens.Usage: Input
+	// token counts are what the upstream reported (metering.Usage: Input
 	// excludes cached input, which is CacheReadTokens).
 	Path             string `json:"path,omitempty"`
 	Status           int    `json:"status,omitempty"`
@@ -80,7 +80,7 @@ type Event struct {
 	LatencyMS        int64  `json:"latency_ms,omitempty"`
 	TTFBMS           int64  `json:"ttfb_ms,omitempty"`
 	Client           string `json:"client,omitempty"`          // the client key's name
-	ClientApp        string `json:"client_app,omitempty"`      // tokens.ClientApp(User-Agent)
+	ClientApp        string `json:"client_app,omitempty"`      // metering.ClientApp(User-Agent)
 	CredentialKind   string `json:"credential_kind,omitempty"` // KindAPIKey or KindOAuth
 	ServedModel      string `json:"served_model,omitempty"`
 	FallbackTo       string `json:"fallback_to,omitempty"` // "provider/model"

@@ -1,7 +1,7 @@
 package api
 
 // The tools a request can come from, as history records them (known by
-// the User-Agent; proxy/tokens.ClientApp reads it).
+// the User-Agent; proxy/metering.ClientApp reads it).
 const (
 	ToolClaudeCode = "claude-code"
 	ToolCodex      = "codex"

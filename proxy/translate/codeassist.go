@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 )
 
 // The Code Assist envelope, as Gemini CLI writes it in "Login with Google"
@@ -146,63 +144,6 @@ func UnwrapCodeAssistResponse(body []byte) ([]byte, error) {
 		r["responseId"] = marshal(env.TraceID)
 	}
 	return marshal(r), nil
-}
-
-// GeminiPath is the Gemini API path of a request to model:
-// /v1beta/models/{model}:generateContent, or
-// :streamGenerateContent?alt=sse for a stream (without alt=sse the API
-// streams a JSON array, which no translator reads).
-func GeminiPath(model string, stream bool) string {
-	p := "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
-	if stream {
-		return p + ":streamGenerateContent?alt=sse"
-	}
-	return p + ":generateContent"
-}
-
-// CodeAssistPath is the Code Assist path of a generateContent request
-// (the model is in the envelope). Gemini CLI lets CODE_ASSIST_API_VERSION
-// replace v1internal; a proxy that honours it rewrites the prefix.
-func CodeAssistPath(stream bool) string {
-	if stream {
-		return "/v1internal:streamGenerateContent?alt=sse"
-	}
-	return "/v1internal:generateContent"
-}
-
-// ParseGeminiPath reads a Gemini API request path
-// (/v1beta/models/{model}:generateContent or :streamGenerateContent, any
-// API version, query ignored): the model and whether it asks for a
-// stream. ok is false for any other path, countTokens included.
-func ParseGeminiPath(p string) (model string, stream bool, ok bool) {
-	p, _, _ = strings.Cut(p, "?")
-	rest, found := strings.CutPrefix(p, "/")
-	if !found {
-		return "", false, false
-	}
-	version, rest, found := strings.Cut(rest, "/")
-	if !found || !strings.HasPrefix(version, "v1") {
-		return "", false, false
-	}
-	rest, found = strings.CutPrefix(rest, "models/")
-	if !found {
-		return "", false, false
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if i <= 0 {
-		return "", false, false
-	}
-	model, err := url.PathUnescape(rest[:i])
-	if err != nil || model == "" || strings.Contains(model, "/") {
-		return "", false, false
-	}
-	switch rest[i+1:] {
-	case "generateContent":
-		return model, false, true
-	case "streamGenerateContent":
-		return model, true, true
-	}
-	return "", false, false
 }
 
 // promptID derives a user prompt id from the user's own texts (not the

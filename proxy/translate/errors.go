@@ -36,6 +36,54 @@ func ErrorBody(from, to Target, status int, body []byte) []byte {
 	return errorJSON(to, parseError(from, status, body))
 }
 
+// StatusBody is an error of subpool's own, of status, in to's shape with
+// msg: the type (OpenAI's type and code, Google's status) the provider
+// gives the status when nothing else says more, from the one table that
+// also types an upstream's bare error. Google's body carries the HTTP
+// status as its code, as the answer does.
+func StatusBody(to Target, status int, msg string) []byte {
+	if wire(to) == Gemini {
+		var g gError
+		g.Error.Code, g.Error.Message, g.Error.Status = status, msg, GoogleStatus(status)
+		return marshal(g)
+	}
+	e := upstreamError{anthropicType: anthropicErrorType(status, "", ""), message: msg}
+	e.openaiType, e.openaiCode = openaiErrorType(status, e.anthropicType)
+	return errorJSON(to, e)
+}
+
+// OpenAICode is the code StatusBody gives status on the OpenAI wire; ""
+// for none (null in the body).
+func OpenAICode(status int) string {
+	_, code := openaiErrorType(status, anthropicErrorType(status, "", ""))
+	return code
+}
+
+// GoogleStatus is the canonical code (google.rpc.Code) Google's APIs send
+// with an HTTP status.
+func GoogleStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "UNIMPLEMENTED"
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable, 529:
+		return "UNAVAILABLE"
+	default:
+		return "INTERNAL"
+	}
+}
+
 func parseError(from Target, status int, body []byte) upstreamError {
 	switch wire(from) {
 	case Anthropic:
@@ -86,6 +134,11 @@ func openaiErr(status int, typ, code, msg string, body []byte) upstreamError {
 		e.message = plainMessage(status, body)
 	}
 	e.anthropicType = anthropicErrorType(status, typ, code)
+	if e.anthropicType == "api_error" && status == http.StatusServiceUnavailable {
+		// OpenAI's 503 is its overload ("Slow Down", "the engine is
+		// currently overloaded"), which Anthropic's API sends as 529.
+		e.anthropicType = "overloaded_error"
+	}
 	if e.openaiType == "" {
 		e.openaiType, _ = openaiErrorType(status, e.anthropicType)
 	}
@@ -111,8 +164,11 @@ func plainMessage(status int, body []byte) string {
 }
 
 // anthropicErrorType picks the Anthropic type for an OpenAI error, by
-// its type or code where they are telling, else by status. Status 0 is
-// an error inside a stream, which has no status of its own.
+// its type or code where they are telling, else by status as Anthropic's
+// API errors page lists them (400, 401, 402, 403, 404, 413, 429, 500,
+// 504 and 529 overloaded_error; a 503 is none of Anthropic's, so an
+// api_error like any other 5xx). Status 0 is an error inside a stream,
+// which has no status of its own.
 func anthropicErrorType(status int, typ, code string) string {
 	switch {
 	case typ == "insufficient_quota" || code == "insufficient_quota":
@@ -139,7 +195,7 @@ func anthropicErrorType(status int, typ, code string) string {
 		return "request_too_large"
 	case status == 429:
 		return "rate_limit_error"
-	case status == 503 || status == 529:
+	case status == 529:
 		return "overloaded_error"
 	case status == 504:
 		return "timeout_error"
@@ -230,6 +286,9 @@ func anthropicTypeFromGoogle(status string, code int) string {
 		return "timeout_error"
 	case "INTERNAL", "UNKNOWN", "DATA_LOSS", "CANCELLED":
 		return "api_error"
+	}
+	if code == http.StatusServiceUnavailable {
+		return "overloaded_error" // Google's 503 is UNAVAILABLE
 	}
 	return anthropicErrorType(code, "", "")
 }

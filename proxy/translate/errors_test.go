@@ -165,3 +165,37 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+// subpool's own errors take their types from the table that types an
+// upstream's bare error, as Anthropic's API errors page lists statuses: a
+// 503 is an api_error (Claude Code retries overloaded_error whatever
+// x-should-retry says, and subpool's final 503 must stay final), a 529
+// the overload. Google's body keeps the HTTP status as its code.
+func TestStatusBody(t *testing.T) {
+	tests := []struct {
+		to     Target
+		status int
+		want   string
+	}{
+		{Anthropic, 503, `{"type":"error","error":{"type":"api_error","message":"m"}}`},
+		{Anthropic, 529, `{"type":"error","error":{"type":"overloaded_error","message":"m"}}`},
+		{Anthropic, 504, `{"type":"error","error":{"type":"timeout_error","message":"m"}}`},
+		{Anthropic, 403, `{"type":"error","error":{"type":"permission_error","message":"m"}}`},
+		{OpenAIChat, 401, `{"error":{"message":"m","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
+		{OpenAIChat, 503, `{"error":{"message":"m","type":"server_error","param":null,"code":null}}`},
+		{Gemini, 405, `{"error":{"code":405,"message":"m","status":"UNIMPLEMENTED"}}`},
+		{Gemini, 503, `{"error":{"code":503,"message":"m","status":"UNAVAILABLE"}}`},
+	}
+	for _, tc := range tests {
+		if got := string(StatusBody(tc.to, tc.status, "m")); got != tc.want {
+			t.Errorf("%s %d: %s, want %s", tc.to, tc.status, got, tc.want)
+		}
+	}
+	// An upstream's bare 503 is its provider's overload, on the two
+	// wires that document it so.
+	for _, from := range []Target{OpenAIChat, Gemini} {
+		if got := string(ErrorBody(from, Anthropic, 503, []byte("busy"))); !strings.Contains(got, `"overloaded_error"`) {
+			t.Errorf("%s 503: %s", from, got)
+		}
+	}
+}

@@ -348,40 +348,57 @@ func TestCodeAssistEnvelope(t *testing.T) {
 }
 
 func TestGeminiPaths(t *testing.T) {
-	if p := GeminiPath("gemini-2.5-pro", false); p != "/v1beta/models/gemini-2.5-pro:generateContent" {
+	if p := geminiPath("gemini-2.5-pro", false); p != "/v1beta/models/gemini-2.5-pro:generateContent" {
 		t.Error(p)
 	}
-	if p := GeminiPath("models/gemini-2.5-flash", true); p != "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" {
+	if p := geminiPath("models/gemini-2.5-flash", true); p != "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" {
 		t.Error(p)
 	}
-	if CodeAssistPath(false) != "/v1internal:generateContent" || CodeAssistPath(true) != "/v1internal:streamGenerateContent?alt=sse" {
-		t.Error(CodeAssistPath(false), CodeAssistPath(true))
+	if codeAssistPath(false) != "/v1internal:generateContent" || codeAssistPath(true) != "/v1internal:streamGenerateContent?alt=sse" {
+		t.Error(codeAssistPath(false), codeAssistPath(true))
 	}
-	tests := []struct {
-		path   string
-		model  string
-		stream bool
-		ok     bool
+	// What the sim tests ask, ParseGeminiPath reads (the query is not
+	// the path's).
+	p, _, _ := strings.Cut(geminiPath("gemini-2.5-pro", true), "?")
+	if c, ok := ParseGeminiPath(p); c.Model != "gemini-2.5-pro" || c.Method != GeminiStream || !ok {
+		t.Error(c, ok)
+	}
+}
+
+func TestParseGeminiPaths(t *testing.T) {
+	cases := []struct {
+		path string
+		ok   bool
+		want GeminiCall
 	}{
-		{"/v1beta/models/gemini-2.5-pro:generateContent", "gemini-2.5-pro", false, true},
-		{"/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse", "gemini-3-pro-preview", true, true},
-		{"/v1/models/gemini-2.5-flash:streamGenerateContent", "gemini-2.5-flash", true, true},
-		{"/v1beta/models/gemini-2.5-pro:countTokens", "", false, false},
-		{"/v1beta/models", "", false, false},
-		{"/v1internal:generateContent", "", false, false},
-		{"/v1beta/models/:generateContent", "", false, false},
-		{"/v1beta/tunedModels/x:generateContent", "", false, false},
-		{"/v1/messages", "", false, false},
+		{"/v1beta/models/gemini-2.5-pro:generateContent", true, GeminiCall{Method: GeminiGenerate, Model: "gemini-2.5-pro", Version: "v1beta"}},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", true, GeminiCall{Method: GeminiStream, Model: "gemini-2.5-flash", Version: "v1beta"}},
+		{"/v1beta/models/gemini-2.5-flash:countTokens", true, GeminiCall{Method: GeminiCount, Model: "gemini-2.5-flash", Version: "v1beta"}},
+		{"/v1beta/models", true, GeminiCall{List: true, Version: "v1beta"}},
+		// GOOGLE_GENAI_API_VERSION's other values (issue 44).
+		{"/v1/models/gemini-2.5-pro:generateContent", true, GeminiCall{Method: GeminiGenerate, Model: "gemini-2.5-pro", Version: "v1"}},
+		{"/v1alpha/models/gemini-2.5-pro:streamGenerateContent", true, GeminiCall{Method: GeminiStream, Model: "gemini-2.5-pro", Version: "v1alpha"}},
+		{"/v1alpha/models", true, GeminiCall{List: true, Version: "v1alpha"}},
+		{"/v1/models", false, GeminiCall{}}, // the OpenAI list
+		{"/v2/models/gemini-2.5-pro:generateContent", false, GeminiCall{}},
+		// A model no Gemini model is like is routed, and refused with
+		// its reason when served (the proxy's geminiModelRefused).
+		{"/v1beta/models/a/b:generateContent", true, GeminiCall{Method: GeminiGenerate, Model: "a/b", Version: "v1beta"}},
+		{"/v1beta/models/x?a=1:generateContent", true, GeminiCall{Method: GeminiGenerate, Model: "x?a=1", Version: "v1beta"}},
+		{"/v1internal:loadCodeAssist", true, GeminiCall{CodeAssist: true, Method: "loadCodeAssist"}},
+		{"/v1internal:streamGenerateContent", true, GeminiCall{CodeAssist: true, Method: GeminiStream}},
+		{"/v1internal/operations/abc123", true, GeminiCall{CodeAssist: true, Op: "operations/abc123"}},
+		{"/v1beta/models/gemini-2.5-pro:embedContent", false, GeminiCall{}},
+		{"/v1beta/models/:generateContent", false, GeminiCall{}},
+		{"/v1beta/tunedModels", false, GeminiCall{}},
+		{"/v1internal:load/../x", false, GeminiCall{}},
+		{"/v1internal/../v1beta", false, GeminiCall{}},
 	}
-	for _, tc := range tests {
-		model, stream, ok := ParseGeminiPath(tc.path)
-		if model != tc.model || stream != tc.stream || ok != tc.ok {
-			t.Errorf("ParseGeminiPath(%q) = %q %v %v", tc.path, model, stream, ok)
+	for _, c := range cases {
+		got, ok := ParseGeminiPath(c.path)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("ParseGeminiPath(%q) = %+v, %v; want %+v, %v", c.path, got, ok, c.want, c.ok)
 		}
-	}
-	// What GeminiPath writes, ParseGeminiPath reads.
-	if m, s, ok := ParseGeminiPath(GeminiPath("gemini-2.5-pro", true)); m != "gemini-2.5-pro" || !s || !ok {
-		t.Error(m, s, ok)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -47,9 +48,9 @@ func callSim(t *testing.T, s *sim.Server, wire Target, body []byte, model string
 	p := upstreamPath[wire]
 	switch wire {
 	case Gemini:
-		p = GeminiPath(model, stream)
+		p = geminiPath(model, stream)
 	case GeminiCodeAssist:
-		p = CodeAssistPath(stream)
+		p = codeAssistPath(stream)
 		var err error
 		if body, err = SetCodeAssist(body, CodeAssist{Project: project}); err != nil {
 			t.Fatal(err)
@@ -507,4 +508,25 @@ func TestClaudeCodeViaChatGPTBackend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// geminiPath is the Gemini API path of a request to model:
+// /v1beta/models/{model}:generateContent, or
+// :streamGenerateContent?alt=sse for a stream (without alt=sse the API
+// streams a JSON array, which no translator reads).
+func geminiPath(model string, stream bool) string {
+	p := "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
+	if stream {
+		return p + ":streamGenerateContent?alt=sse"
+	}
+	return p + ":generateContent"
+}
+
+// codeAssistPath is the Code Assist path of a generateContent request
+// (the model is in the envelope).
+func codeAssistPath(stream bool) string {
+	if stream {
+		return "/v1internal:streamGenerateContent?alt=sse"
+	}
+	return "/v1internal:generateContent"
 }

@@ -33,13 +33,14 @@
 // streams (:streamGenerateContent?alt=sse). So:
 //
 //   - a request translated to Gemini has no model and no stream flag; send
-//     it to GeminiPath(model, stream), where stream is what the client
-//     asked for (CodeAssistPath for GeminiCodeAssist, whose envelope does
-//     carry the model);
+//     it to /v1beta/models/{model}:generateContent, or
+//     :streamGenerateContent?alt=sse when the client asked for a stream
+//     (/v1internal:… for GeminiCodeAssist, whose envelope does carry the
+//     model);
 //   - a Gemini client's request is translated with RequestWithOptions and
 //     RequestOptions{Stream: true} when it came on :streamGenerateContent
-//     (ParseGeminiPath reads the model and the flag from its path); the
-//     body's lack of a flag would otherwise mean a JSON answer.
+//     (ParseGeminiPath reads the call, model and method, from its path);
+//     the body's lack of a flag would otherwise mean a JSON answer.
 //
 // The Code Assist envelope ({"model","project","user_prompt_id","request"}
 // around a generateContent request, {"response","traceId"} around an
@@ -87,13 +88,13 @@ const (
 
 	// Gemini is Google's generateContent wire as the Gemini API serves it
 	// to API keys: POST /v1beta/models/{model}:generateContent, or
-	// :streamGenerateContent?alt=sse for a stream (see GeminiPath). The
+	// :streamGenerateContent?alt=sse for a stream (GeminiBeta). The
 	// model and the stream flag are in the path, not the body.
 	Gemini Target = "gemini"
 
 	// GeminiCodeAssist is the Gemini wire as Code Assist serves it behind
 	// a Google login (cloudcode-pa.googleapis.com/v1internal:generateContent
-	// and :streamGenerateContent?alt=sse, see CodeAssistPath): the same
+	// and :streamGenerateContent?alt=sse, CodeAssistPrefix): the same
 	// request inside an envelope that names the model and the Google Cloud
 	// project, and the same answer inside {"response": …}, each stream
 	// event too.

@@ -5,8 +5,10 @@ import (
 	"sync"
 )
 
-// chanGroup is a WaitGroup whose Wait can give up: a graceful stop waits
-// for streams up to a deadline, not forever.
+// chanGroup is a WaitGroup whose Wait can give up: a test waits for the
+// handler to finish a request (its request_finished out) up to a
+// deadline, not forever. The proxy has no use for one: the daemon's
+// graceful stop is http.Server.Shutdown's.
 type chanGroup struct {
 	mu   sync.Mutex
 	n    int
