@@ -85,6 +85,38 @@ func TestEditors(t *testing.T) {
 				t.Fatalf("not served by the ChatGPT login's Codex backend:%s", up.describe())
 			}
 		})
+		t.Run(e.name+" carries a tool call on a ChatGPT login only", func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, simOptions())
+			s := serve(t, up, "")
+			s.addOAuth("openai", "plus", up.oa.Grant(sim.OpenAI))
+			r := e.run(s, t, 120*time.Second, "use the tool")
+			calls := up.modelCalls()
+			t.Logf("%s\nupstream:%s", r, up.describe())
+			if r.err != nil || len(calls) < 2 {
+				t.Fatalf("want the tool call answered and a second turn: %s", r)
+			}
+			last := string(calls[len(calls)-1].Body)
+			if calls[len(calls)-1].Path != "/backend-api/codex/responses" || !strings.Contains(last, "function_call_output") {
+				t.Fatalf("the second turn reached the Codex backend without the tool's result:%s", up.describe())
+			}
+		})
+		t.Run(e.name+" moves past a spent ChatGPT login to the other", func(t *testing.T) {
+			t.Parallel()
+			up := newUpstream(t, simOptions())
+			first, second := up.oa.Grant(sim.OpenAI), up.oa.Grant(sim.OpenAI)
+			up.Script(first.Access, sim.UsageLimitReached(time.Hour))
+			s := serve(t, up, "")
+			s.addOAuth("openai", "plus-1", first)
+			s.addOAuth("openai", "plus-2", second)
+			r := e.run(s, t, 90*time.Second, "say hi")
+			fCalls, _ := up.callsBy(first.Access)
+			_, sOK := up.callsBy(second.Access)
+			t.Logf("%s\nupstream:%s", r, up.describe())
+			if r.err != nil || !strings.Contains(r.stdout, "pong-from-sim") || fCalls != 1 || sOK < 1 {
+				t.Fatalf("want one refused call on the spent login and the answer from the other: %s", r)
+			}
+		})
 		t.Run(e.name+" carries a tool call and its result", func(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, simOptions())
