@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/proxy/policy"
 )
 
 // overheadConfig sizes the black-box phase.
@@ -254,7 +254,7 @@ type Upload struct {
 // apart (daemon/idlemem.go).
 const (
 	uploadBytes  = 50_000_000
-	uploadLimit  = config.DefaultMaxBody
+	uploadLimit  = policy.DefaultMaxBody
 	uploadSettle = 20 * time.Second
 )
 

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/subpool/subpool/internal/egress"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -130,7 +130,7 @@ func (p *Proxy) askModels(prov *Provider) ([]upstreamModel, error) {
 	if au.StripV1 {
 		path = "/models"
 	}
-	req, err := http.NewRequestWithContext(egress.WithProxy(ctx, au.Proxy), http.MethodGet, strings.TrimRight(base, "/")+path, nil)
+	req, err := http.NewRequestWithContext(auth.WithProxy(ctx, au.Proxy), http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {
 		return nil, err
 	}

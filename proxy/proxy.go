@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
@@ -55,7 +54,7 @@ type Options struct {
 	AllowRemote  bool
 	AllowOrigins []string
 
-	MaxBody int64 // default config.DefaultMaxBody
+	MaxBody int64 // default policy.DefaultMaxBody
 	// BodyTimeout bounds the reading of one request body, so a client that
 	// stalls mid-upload does not hold a connection for ever; default
 	// DefaultBodyTimeout, long enough for a long conversation on a slow link.
@@ -153,7 +152,7 @@ func (p *Proxy) Tune(pol policy.Config, maxBody int64) {
 		pol.MaxPoolWaits = def.MaxPoolWaits
 	}
 	if maxBody <= 0 {
-		maxBody = config.DefaultMaxBody
+		maxBody = policy.DefaultMaxBody
 	}
 	p.limits.Store(&limits{pol: pol, maxBody: maxBody})
 }

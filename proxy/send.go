@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/proxy/auth"
 )
 
@@ -72,7 +71,7 @@ func (rn *run) send(au auth.Auth) (*http.Response, error) {
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	out, err := http.NewRequestWithContext(egress.WithProxy(rn.ctx, au.Proxy), rn.r.Method, u, body)
+	out, err := http.NewRequestWithContext(auth.WithProxy(rn.ctx, au.Proxy), rn.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}
