@@ -26,10 +26,8 @@ import (
 // small heap goal that the next burst outgrows at once: a collection with
 // its assists in the middle of the streams (the bench's 256-stream series
 // saw one after every such release). Early too (idleChecks) after a load
-// whose memory is worth handing back soon: a large request body (counted
-// by the proxy, LargeBodies; issue 27's 50 MB chunked upload refused at
-// max_body took RSS from 98 to 173 MiB, and it stayed), or memory held
-// bigHeld above what it was after the last release.
+// whose memory is worth handing back soon: memory held bigHeld above what
+// it was after the last release (a large request body, read whole).
 //
 // A load is seen by a request in flight at a check, or by the memory held
 // grown by heldGrowth since memory last went back: a burst shorter than
@@ -55,24 +53,16 @@ const (
 // nothing in flight, whether a load was seen since memory last went back
 // (a process that served nothing has nothing to give back) and whether it
 // calls for an early release, what the runtime held then (kept), the most
-// it held since a load was last seen (peak), and the proxy's count of
-// large bodies at the last check.
+// it held since a load was last seen (peak).
 type memRelease struct {
 	idle        int
 	busy, early bool
 	kept, peak  uint64
-	bodies      int64
 }
 
-// check says, for what one check saw (requests in flight, memory held,
-// large bodies read so far), whether to hand memory back now.
-func (m *memRelease) check(inFlight int64, held uint64, bodies int64) bool {
-	if bodies != m.bodies {
-		// A large body since the last check: its quiet spell starts
-		// now, or when the requests in flight end.
-		m.bodies, m.idle, m.busy, m.early = bodies, 0, true, true
-		m.peak = max(m.peak, held)
-	}
+// check says, for what one check saw (requests in flight, memory held),
+// whether to hand memory back now.
+func (m *memRelease) check(inFlight int64, held uint64) bool {
 	if inFlight > 0 {
 		m.idle, m.busy, m.peak = 0, true, max(m.peak, held)
 		return false
@@ -125,7 +115,7 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.check(s.proxy.InFlight(), heldMemory(samples), s.proxy.LargeBodies()) {
+		if m.check(s.proxy.InFlight(), heldMemory(samples)) {
 			// Two collections: what a load left in a sync.Pool (its
 			// streams' readers, net/http's connection buffers) outlives
 			// the first as the pool's victim, and only the second frees

@@ -76,11 +76,6 @@ type Options struct {
 	// Jitter returns a value in [0,1) for capacity back-off; tests pin it.
 	Jitter func() float64
 	Logf   func(format string, args ...any)
-	// Crowd, when set, is called as the requests in flight reach
-	// crowdStep and at each doubling after it, on the request's own
-	// goroutine: the daemon lifts the collector's goal for a crowd
-	// (daemon/gcfloor.go). It must be quick.
-	Crowd func()
 }
 
 // Proxy is the http.Handler for the model routes.
@@ -91,7 +86,6 @@ type Proxy struct {
 	limits   atomic.Pointer[limits]
 	refused  guard.Refusals
 	inFlight atomic.Int64
-	large    atomic.Int64 // request bodies of largeBody or more read so far
 	wg       chanGroup
 	byClient clientCounts
 	models   modelLists
@@ -173,25 +167,6 @@ func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
 
 // InFlight is the number of requests being served now.
 func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
-
-// crowdStep is the first count of requests in flight Options.Crowd is
-// told of; it is told again at each doubling.
-const crowdStep = 32
-
-// largeBody is the size from which a request body counts as large: one
-// such body grows the heap by more than a whole ordinary request does.
-const largeBody = 1 << 20
-
-// LargeBodies counts the request bodies of a MiB or more read (or decoded)
-// since the start: the idle memory watcher gives memory back soon after
-// one, since a single body can hold more than a burst of streams.
-func (p *Proxy) LargeBodies() int64 { return p.large.Load() }
-
-func (p *Proxy) noteBody(n int64) {
-	if n >= largeBody {
-		p.large.Add(1)
-	}
-}
 
 // Wait blocks until in-flight requests finish or ctx ends; graceful stop
 // uses it so streams finish before the state is written.
@@ -310,9 +285,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := clientName(r)
-	if n := p.inFlight.Add(1); n >= crowdStep && n&(n-1) == 0 && p.o.Crowd != nil {
-		p.o.Crowd()
-	}
+	p.inFlight.Add(1)
 	p.byClient.add(name, 1)
 	p.wg.Add()
 	defer func() {

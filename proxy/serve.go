@@ -58,9 +58,6 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
 	switch {
 	case errors.Is(err, errTooLarge):
-		if r.ContentLength < 0 {
-			p.noteBody(maxBody) // read up to the limit before it was refused
-		}
 		writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
 		return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -73,17 +70,14 @@ func (p *Proxy) answer(rq *request, prov *Provider, upath string, maxBody int64)
 		// The client stopped sending: nothing to answer, nothing to cool.
 		return aborted("")
 	}
-	p.noteBody(int64(len(body)))
 	view := body
 	if strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") && len(body) > 0 {
 		plain, err := gunzip(body, maxBody)
 		switch {
 		case errors.Is(err, errTooLarge):
-			p.noteBody(maxBody)
 			writeError(w, prov.Wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody), 0, noRetry)
 			return outcome{status: http.StatusRequestEntityTooLarge, class: classRefused}
 		case err == nil:
-			p.noteBody(int64(len(plain)))
 			rq.plain, view = plain, plain
 		}
 		// A body that says gzip and is not goes on as it came: the
