@@ -11,23 +11,19 @@ import (
 // Memory back after a load. The heap a burst of streams grew stays mapped
 // once they end: with nothing allocating, no collection comes to free the
 // dead streams' buffers, and the runtime's scavenger returns free memory
-// slowly (issue 27: RSS stayed at its 98 MiB peak a minute after 200
-// streams ended, from 17 MiB idle). A background service on a laptop
-// should hold what it needs, so once a load has ended and nothing has been
-// in flight for a while, a collection runs and the heap it frees goes back
-// to the system. (The free heap is no guide before that collection: the
-// dead streams' buffers still count as objects until one runs.)
+// slowly: a minute after 500 slow streams the bare proxy still holds its
+// peak (docs/benchmarks.md, "The idle memory release"). A background
+// service on a laptop should hold what it needs, so once a load has ended
+// and nothing has been in flight for a while, a collection runs and the
+// heap it frees goes back to the system. (The free heap is no guide before
+// that collection: the dead streams' buffers still count as objects until
+// one runs.)
 //
 // When: once, late, after an ordinary load (lateChecks quiet checks,
 // after the kept-alive connections the load left have closed with their
-// buffers). A burst of streams that comes back within that time (a person
-// working, or the 256-stream waves of the bench) finds its heap still
-// there, where a release between the bursts would leave the collector a
-// small heap goal that the next burst outgrows at once: a collection with
-// its assists in the middle of the streams (the bench's 256-stream series
-// saw one after every such release). Early too (idleChecks) after a load
-// whose memory is worth handing back soon: memory held bigHeld above what
-// it was after the last release (a large request body, read whole).
+// buffers), so that a person's next burst finds its heap still there.
+// Early too (idleChecks) after a load that grew memory by bigHeld or more
+// over what was held after the last release.
 //
 // A load is seen by a request in flight at a check, or by the memory held
 // grown by heldGrowth since memory last went back: a burst shorter than
@@ -45,8 +41,10 @@ const (
 	// file, the history, a usage poll) moves it by, below what a burst of
 	// a hundred streams grows it by.
 	heldGrowth = 16 << 20
-	// bigHeld above what was kept is too much to hold for lateChecks.
-	bigHeld = 64 << 20
+	// bigHeld above what was kept is too much to hold for lateChecks: a
+	// request body read whole near max_body (a 50 MB upload refused at
+	// 32 MiB grows it by 32 MiB) or a burst of some hundred streams.
+	bigHeld = 24 << 20
 )
 
 // memRelease is the idle watcher's state: how many checks in a row saw
@@ -119,8 +117,7 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			// Two collections: what a load left in a sync.Pool (its
 			// streams' readers, net/http's connection buffers) outlives
 			// the first as the pool's victim, and only the second frees
-			// it (one held RSS 2.08x idle a minute after 500 streams
-			// where two had held 1.88x).
+			// it.
 			runtime.GC()
 			debug.FreeOSMemory()
 			m.released(heldMemory(samples))

@@ -59,7 +59,7 @@ func TestMemoryGoesBackAfterALoadNoCheckSaw(t *testing.T) {
 	if at := releases(&m, 10, base+heldGrowth/2); at != nil {
 		t.Fatalf("an idle proxy's own work: memory went back at %v", at)
 	}
-	if at := releases(&m, 20, base+heldGrowth+40<<20); len(at) != 1 || at[0] != lateChecks {
+	if at := releases(&m, 20, base+heldGrowth+4<<20); len(at) != 1 || at[0] != lateChecks {
 		t.Fatalf("after a burst between two checks: memory went back at quiet checks %v, want only %d", at, lateChecks)
 	}
 	// releases leaves what it was held at as kept.
@@ -68,10 +68,10 @@ func TestMemoryGoesBackAfterALoadNoCheckSaw(t *testing.T) {
 	}
 	// A burst, and another in its quiet spell: the spell starts again.
 	kept := m.kept
-	m.check(0, kept+heldGrowth+8<<20)
-	m.check(0, kept+heldGrowth+8<<20)
-	if at := releases(&m, 20, kept+2*heldGrowth+16<<20); len(at) != 1 || at[0] != lateChecks {
-		t.Fatalf("after a second burst in the quiet spell: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	m.check(0, kept+heldGrowth+4<<20)
+	m.check(0, kept+heldGrowth+4<<20)
+	if at := releases(&m, 20, kept+2*heldGrowth+8<<20); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+		t.Fatalf("after a second burst in the quiet spell, past bigHeld: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
 	if at := releases(&m, 20, m.kept+bigHeld+8<<20); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
 		t.Fatalf("after a burst that grew memory by more than bigHeld: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
