@@ -168,8 +168,9 @@ func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
 // InFlight is the number of requests being served now.
 func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
 
-// Wait blocks until in-flight requests finish or ctx ends; graceful stop
-// uses it so streams finish before the state is written.
+// Wait blocks until in-flight requests finish or ctx ends. Only tests
+// call it, to see a request's bookkeeping after the client has its
+// answer; the daemon's graceful stop is http.Server.Shutdown's.
 func (p *Proxy) Wait(ctx context.Context) error { return p.wg.Wait(ctx) }
 
 // route names the provider and the upstream path for a client path.
