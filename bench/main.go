@@ -23,7 +23,7 @@
 //
 // Each target of docs/benchmarks.md is judged on ratios within one run, so
 // a busy machine slows every arm alike. The report is written between the
-// markers of docs/benchmarks.md (report.go); the prose around them, the
+// markers of docs/benchmarks.md (mdfile.go); the prose around them, the
 // findings, is written by hand. -quick runs a smaller set for
 // development. Nothing listens beyond 127.0.0.1 and every load loop ends
 // by itself.
@@ -101,7 +101,7 @@ func main() {
 }
 
 // rewrite renders the report again from saved results, judging the
-// targets anew (after a change to the targets or the findings' text).
+// targets anew (after a change to the targets or to the report).
 func rewrite(from, mdPath, jsonPath string) error {
 	res, err := readResults(from)
 	if err != nil {

@@ -117,7 +117,7 @@ func targetsSection(p printer, r *Results) {
 	}
 	p("\n%d of %d met", met, counted)
 	if n := len(r.Targets) - counted; n > 0 {
-		p("; %d not a target, the bench cannot resolve it", n)
+		p("; %d not judged, the bench cannot resolve them here", n)
 	}
 	p(". Why each miss happens and what is left: [Findings](#findings), below the generated part.\n\n")
 }
@@ -257,7 +257,7 @@ func microTitle(name string) string {
 func verdict(t Target) string {
 	switch {
 	case t.Unresolved != "":
-		return "not a target: " + t.Unresolved
+		return "not judged: " + t.Unresolved
 	case t.Met:
 		return "met"
 	}

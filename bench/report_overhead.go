@@ -108,7 +108,7 @@ func spreadTable(p printer, r *Results) {
 		m := median(vs)
 		mark := verdict(t)
 		if t.Unresolved != "" {
-			mark = "not a target" // the targets table says why
+			mark = "not judged" // the targets table says why
 		}
 		if t.meets(m) != t.Met {
 			mark += fmt.Sprintf(" (the runs' median: %s)", map[bool]string{true: "met", false: "missed"}[t.meets(m)])
