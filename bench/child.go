@@ -187,9 +187,8 @@ type child struct {
 	stdin io.Closer
 }
 
-// startChild starts this binary as a child in role; env is added to the
-// child's environment.
-func startChild(role, upstream string, pin string, env ...string) (*child, error) {
+// startChild starts this binary as a child in role.
+func startChild(role, upstream string, pin string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -201,7 +200,6 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 	} else {
 		cmd = exec.Command(self, args...)
 	}
-	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -115,12 +115,12 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 		return nil, err
 	}
 	defer up.stop()
-	on, err := startServedConf(ctx, bin, up.url, cpu("1"), nil, "")
+	on, err := startServedConf(ctx, bin, up.url, cpu("1"), "")
 	if err != nil {
 		return nil, err
 	}
 	defer on.stop()
-	off, err := startServedConf(ctx, bin, up.url, cpu("1"), nil, "\n[history]\nenabled = false\n")
+	off, err := startServedConf(ctx, bin, up.url, cpu("1"), "\n[history]\nenabled = false\n")
 	if err != nil {
 		return nil, err
 	}
@@ -271,22 +271,25 @@ func sustain(ctx context.Context, a *arm, s *served, rate int, dur time.Duration
 	if !readBack {
 		return res, nil
 	}
+	return res, readRows(ctx, s, since, res)
+}
 
-	// The writer commits every 250 ms; a few seconds is plenty for the
-	// last batch, and a bounded wait either way.
+// readRows reads back how many rows the history holds for what sustain
+// sent since since. The writer commits every 250 ms; a few seconds is
+// plenty for the last batch, and a bounded wait either way.
+func readRows(ctx context.Context, s *served, since time.Time, res *Sustained) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		rep, err := usageSince(ctx, s, since)
 		if err != nil {
-			return nil, fmt.Errorf("reading the history back: %v", err)
+			return fmt.Errorf("reading the history back: %v", err)
 		}
 		res.Rows, res.Dropped = rep.Total.Requests, rep.Dropped
 		if res.Rows+res.Dropped >= res.OK+res.Errors || time.Now().After(deadline) {
-			break
+			return nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return res, nil
 }
 
 // usageReport is the part of api.UsageReport the bench reads.

@@ -287,7 +287,7 @@ func startArms(cfg overheadConfig) (s *armSet, err error) {
 	s.children = append(s.children, bare)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), nil); err != nil {
+	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1")); err != nil {
 		return s, err
 	}
 	bare2, err := startChild("bare", s.up.url, cpu("1"))
@@ -769,7 +769,7 @@ func freshArm(cfg overheadConfig, upstream, name string) (*arm, func(), error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := startServed(ctx, cfg.Bin, upstream, pin, nil)
+	s, err := startServed(ctx, cfg.Bin, upstream, pin)
 	if err != nil {
 		return nil, nil, err
 	}

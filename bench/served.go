@@ -40,13 +40,13 @@ type served struct {
 var servedKeys = []string{"sk-bench-served-k1", "sk-bench-served-k2"}
 
 // startServed writes a home, adds the keys and starts the server. pin,
-// when set, is a taskset CPU list; env is added to the process's.
-func startServed(ctx context.Context, bin, upstream, pin string, env []string) (*served, error) {
-	return startServedConf(ctx, bin, upstream, pin, env, "")
+// when set, is a taskset CPU list.
+func startServed(ctx context.Context, bin, upstream, pin string) (*served, error) {
+	return startServedConf(ctx, bin, upstream, pin, "")
 }
 
 // startServedConf is startServed with extra appended to config.toml.
-func startServedConf(ctx context.Context, bin, upstream, pin string, env []string, extra string) (*served, error) {
+func startServedConf(ctx context.Context, bin, upstream, pin, extra string) (*served, error) {
 	home, err := os.MkdirTemp("", "subpool-bench-home-")
 	if err != nil {
 		return nil, err
@@ -65,7 +65,6 @@ func startServedConf(ctx context.Context, bin, upstream, pin string, env []strin
 	} else {
 		s.cmd = exec.Command(bin, args...)
 	}
-	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return fail(err)
