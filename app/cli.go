@@ -38,10 +38,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", err)
 	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
-	gcPercent := tuneGC()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := daemon.Start(daemon.Options{Home: home, Listen: *listen, Logf: logger.Printf, GCPercent: gcPercent})
+	s, err := daemon.Start(daemon.Options{Home: home, Listen: *listen, Logf: logger.Printf})
 	if err != nil {
 		return fail(stderr, "serve", err)
 	}
@@ -63,44 +63,19 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serveGCPercent is the collector's target for a serving proxy, chosen on
-// `go run ./bench -gc` (docs/benchmarks.md, "Collector settings"): one
-// served binary per setting beside the bare proxy, RSS right after the
-// concurrency-32 load and the collector's own CPU per request. Issue 27
-// bounds that RSS at 1.5x the bare proxy's and the least CPU under the
-// bound wins. The live heap is about 2 MiB (history's queue and SQLite's
-// page cache, which held 5 MiB more, were cut for this), so what the heap
-// may grow to over it is the whole trade (the 2026-12-03 sweep): at 200
-// the collector took 24 us a request and RSS was 1.65x bare, at 150 34 us
-// and 1.58x, at 100 51 us and 1.41x, at 50 129 us and 1.31x. 100 is the
-// one setting under the bound that does not double the collector's cost
-// again; the 27 us it costs over 200 is about a tenth of a request's CPU,
-// and on a laptop the memory is the scarcer of the two. Under a crowd of
-// requests on a small live heap (256 streams) the daemon lifts the goal
-// for as long as the crowd stays (daemon/gcfloor.go).
-//
 // serveMemoryLimit bounds the heap when the live heap itself is large (a
 // thousand open streams): near the limit the collector runs as often as
 // it must. It is far above what the bench's loads reach, so it costs
 // nothing there; a limit near them (20 MiB) held RSS like GOGC 100 but
 // would keep the collector running without end under a live heap past it.
 //
-// GOGC and GOMEMLIMIT in the environment still decide when they are set.
-const (
-	serveGCPercent   = 100
-	serveMemoryLimit = 256 << 20
-)
+// GOMEMLIMIT in the environment still decides when it is set.
+const serveMemoryLimit = 256 << 20
 
-// tuneGC returns the GOGC it set, or 0 when the environment's decides.
-func tuneGC() (gcPercent int) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
-		gcPercent = serveGCPercent
-	}
+func tuneGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit)
 	}
-	return gcPercent
 }
 
 // homeConfig loads the home's config for client verbs.

@@ -108,13 +108,3 @@ func firstLine(out string, err error) string {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// buildOutOfRun is buildSubpool for the modes beside a full run (-ab, -gc,
-// -streams): into bench/out, within five minutes.
-func buildOutOfRun(given string, logf func(string, ...any)) (Built, error) {
-	dir, _ := filepath.Abs("bench/out")
-	os.MkdirAll(dir, 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	return buildSubpool(ctx, dir, given, logf)
-}

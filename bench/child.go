@@ -13,9 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,14 +47,9 @@ const (
 	benchCredCount = 4
 )
 
-// Control paths every child answers before its real handler.
-const (
-	pathGC    = "/_bench/gc"    // runtime.GC + FreeOSMemory: a clean RSS baseline
-	pathReset = "/_bench/reset" // the upstream forgets its records
-	// pathProfile?file=F&seconds=N writes a CPU profile of the child to F
-	// (go run ./bench -profile).
-	pathProfile = "/_bench/cpuprofile"
-)
+// pathReset, answered by every child before its real handler, makes the
+// upstream forget its records.
+const pathReset = "/_bench/reset"
 
 func runChild(role, upstream string) error {
 	var h http.Handler
@@ -111,28 +103,9 @@ func runChild(role, upstream string) error {
 
 func control(h http.Handler, reset func()) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/_bench/") {
-			switch r.URL.Path {
-			case pathGC:
-				runtime.GC()
-				debug.FreeOSMemory()
-			case pathReset:
-				if reset != nil {
-					reset()
-				}
-			case pathProfile:
-				secs, _ := strconv.Atoi(r.URL.Query().Get("seconds"))
-				f, err := os.Create(r.URL.Query().Get("file"))
-				if err == nil {
-					err = pprof.StartCPUProfile(f)
-				}
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-				time.Sleep(time.Duration(secs) * time.Second)
-				pprof.StopCPUProfile()
-				f.Close()
+		if r.URL.Path == pathReset {
+			if reset != nil {
+				reset()
 			}
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -208,16 +181,14 @@ func (keyAuth) Auth(_ context.Context, cred pool.Credential, refresh bool) (auth
 
 // child is a running child process.
 type child struct {
-	role      string
-	url       string
-	cmd       *exec.Cmd
-	stdin     io.Closer
-	gcCounter // read from its stderr, as for the served binary
+	role  string
+	url   string
+	cmd   *exec.Cmd
+	stdin io.Closer
 }
 
-// startChild starts this binary as a child in role; env is added to the
-// child's environment.
-func startChild(role, upstream string, pin string, env ...string) (*child, error) {
+// startChild starts this binary as a child in role.
+func startChild(role, upstream string, pin string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -229,7 +200,6 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 	} else {
 		cmd = exec.Command(self, args...)
 	}
-	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -249,9 +219,6 @@ func startChild(role, upstream string, pin string, env ...string) (*child, error
 	go func() {
 		sc := bufio.NewScanner(errOut)
 		for sc.Scan() {
-			if c.take(sc.Text()) {
-				continue
-			}
 			fmt.Fprintln(os.Stderr, sc.Text())
 		}
 		// A line past the scanner's limit ends the scan: the rest is

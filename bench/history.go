@@ -115,12 +115,12 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 		return nil, err
 	}
 	defer up.stop()
-	on, err := startServedConf(ctx, bin, up.url, cpu("1"), nil, "")
+	on, err := startServedConf(ctx, bin, up.url, cpu("1"), "")
 	if err != nil {
 		return nil, err
 	}
 	defer on.stop()
-	off, err := startServedConf(ctx, bin, up.url, cpu("1"), nil, "\n[history]\nenabled = false\n")
+	off, err := startServedConf(ctx, bin, up.url, cpu("1"), "\n[history]\nenabled = false\n")
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +142,35 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 
 	h := &HistoryBench{Rounds: cfg.Rounds, JSON: map[string]map[string]Pcts{}, Diff: map[string]Pcts{},
 		Noise: map[string]Pcts{}, CPU: map[string]num{}}
+	per, use, err := historyRounds(arms, cfg, logf)
+	if err != nil {
+		return nil, err
+	}
+	historyMedians(h, per, arms)
+	for name, u := range use {
+		h.CPU[name] = num(u.perRequest())
+	}
+
+	for _, run := range []struct {
+		a   *arm
+		s   *served
+		dst **Sustained
+	}{{arms[1], on, &h.Sustained}, {arms[2], off, &h.SustainedOff}, {arms[0], nil, &h.SustainedDirect}} {
+		logf("  sustained: %d requests/s for %s, arm %s", cfg.Rate, cfg.Sustain, run.a.name)
+		res, err := sustain(ctx, run.a, run.s, cfg.Rate, cfg.Sustain, run.a.name == "on")
+		if err != nil {
+			return nil, err
+		}
+		*run.dst = res
+		logf("  sustained, arm %s: sent at %.0f/s, %d ok, %d errors, p99 %s, %d rows, %d dropped", run.a.name,
+			float64(res.SendRPS), res.OK, res.Errors, us(res.P99), res.Rows, res.Dropped)
+	}
+	return h, nil
+}
+
+// historyRounds runs the JSON rounds, arms in random order each round:
+// per case and arm each round's (p50, p99), and the servers' CPU.
+func historyRounds(arms []*arm, cfg historyConfig, logf func(string, ...any)) (map[string]map[string][][2]float64, map[string]*cpuUse, error) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
 	cases := []string{"c1", "c32"}
 	per := map[string]map[string][][2]float64{} // case → arm → rounds of (p50, p99)
@@ -164,7 +193,7 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 				use[a.name].add(t1-t0, len(c32.lat))
 			}
 			if n := c1.errors + c32.errors; n > 0 {
-				return nil, fmt.Errorf("history %s arm: %d errors (%v)", a.name, n, firstErr(c1, c32))
+				return nil, nil, fmt.Errorf("history %s arm: %d errors (%v)", a.name, n, firstErr(c1, c32))
 			}
 			per["c1"][a.name] = append(per["c1"][a.name], [2]float64{pct(c1.lat, .5), pct(c1.lat, .99)})
 			per["c32"][a.name] = append(per["c32"][a.name], [2]float64{pct(c32.lat, .5), pct(c32.lat, .99)})
@@ -172,26 +201,7 @@ func runHistory(ctx context.Context, bin string, cfg historyConfig, pin bool, lo
 		logf("  history round %d: c1 p50 direct %.0f on %.0f off %.0f µs", r+1,
 			per["c1"]["direct"][r][0], per["c1"]["on"][r][0], per["c1"]["off"][r][0])
 	}
-	historyMedians(h, per, arms)
-	for name, u := range use {
-		h.CPU[name] = num(u.perRequest())
-	}
-
-	for _, run := range []struct {
-		a   *arm
-		s   *served
-		dst **Sustained
-	}{{arms[1], on, &h.Sustained}, {arms[2], off, &h.SustainedOff}, {arms[0], nil, &h.SustainedDirect}} {
-		logf("  sustained: %d requests/s for %s, arm %s", cfg.Rate, cfg.Sustain, run.a.name)
-		res, err := sustain(ctx, run.a, run.s, cfg.Rate, cfg.Sustain, run.a.name == "on")
-		if err != nil {
-			return nil, err
-		}
-		*run.dst = res
-		logf("  sustained, arm %s: sent at %.0f/s, %d ok, %d errors, p99 %s, %d rows, %d dropped", run.a.name,
-			float64(res.SendRPS), res.OK, res.Errors, us(res.P99), res.Rows, res.Dropped)
-	}
-	return h, nil
+	return per, use, nil
 }
 
 // sustain sends rate requests a second for dur on a fixed schedule, then,
@@ -261,22 +271,25 @@ func sustain(ctx context.Context, a *arm, s *served, rate int, dur time.Duration
 	if !readBack {
 		return res, nil
 	}
+	return res, readRows(ctx, s, since, res)
+}
 
-	// The writer commits every 250 ms; a few seconds is plenty for the
-	// last batch, and a bounded wait either way.
+// readRows reads back how many rows the history holds for what sustain
+// sent since since. The writer commits every 250 ms; a few seconds is
+// plenty for the last batch, and a bounded wait either way.
+func readRows(ctx context.Context, s *served, since time.Time, res *Sustained) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		rep, err := usageSince(ctx, s, since)
 		if err != nil {
-			return nil, fmt.Errorf("reading the history back: %v", err)
+			return fmt.Errorf("reading the history back: %v", err)
 		}
 		res.Rows, res.Dropped = rep.Total.Requests, rep.Dropped
 		if res.Rows+res.Dropped >= res.OK+res.Errors || time.Now().After(deadline) {
-			break
+			return nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return res, nil
 }
 
 // usageReport is the part of api.UsageReport the bench reads.

@@ -188,46 +188,4 @@ func TestGapsAfterTheStart(t *testing.T) {
 	if got := float64(po.SSE["n256"]["subpool"].Gap99Steady); got != 24000 {
 		t.Errorf("pooled p99 after the start %v µs, want 24000", got)
 	}
-	text := afterTheStart(&Results{Overhead: runs[0], Repeats: runs[1:]})
-	for _, want := range []string{"9 of subpool's stalls and 1 of the bare proxy's", "bare 24.10 ms, subpool 24.00 ms (-100 µs)", "a second bare proxy 24.10 ms (+0 µs)"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("finding lacks %q:\n%s", want, text)
-		}
-	}
-	delete(runs[0].SSE["n256"], "bare2")
-	for _, o := range runs {
-		for arm, s := range o.SSE["n256"] {
-			s.Gap99SteadyRounds = nil
-			o.SSE["n256"][arm] = s
-		}
-	}
-	if text := afterTheStart(&Results{Overhead: runs[0], Repeats: runs[1:]}); text != "" {
-		t.Errorf("results from before the split got %q, want nothing", text)
-	}
-}
-
-// The median's interval is the sign test's: for 8 values the smallest and
-// the largest (99.2 % cover; the next pair in covers only 93 %), for 24
-// the 7th from each end (97.7 %; the 8th, 93.6 %), none under 6.
-func TestMedianInterval(t *testing.T) {
-	seq := func(n int) []float64 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(n - i) // out of order on purpose
-		}
-		return xs
-	}
-	for _, c := range []struct {
-		n      int
-		lo, hi float64
-		ok     bool
-	}{{5, 0, 0, false}, {6, 1, 6, true}, {8, 1, 8, true}, {9, 2, 8, true}, {24, 7, 18, true}, {32, 10, 23, true}} {
-		lo, hi, ok := medianInterval(seq(c.n))
-		if ok != c.ok || ok && (lo != c.lo || hi != c.hi) {
-			t.Errorf("n=%d: %v .. %v (%v), want %v .. %v (%v)", c.n, lo, hi, ok, c.lo, c.hi, c.ok)
-		}
-	}
-	if lo, hi, ok := medianInterval([]float64{math.NaN(), 1, 2, 3, 4, 5, 6}); !ok || lo != 1 || hi != 6 {
-		t.Errorf("NaN not left out: %v .. %v (%v)", lo, hi, ok)
-	}
 }

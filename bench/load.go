@@ -41,9 +41,6 @@ func (a *arm) withBody(body string) *arm {
 type proc interface {
 	pid() int
 	rss() (int64, error)
-	// gc is the collector's own count of its cycles and their CPU, when
-	// the process runs with GODEBUG=gctrace=1 (overheadConfig.GCTrace).
-	gc() (cycles, cpuUS int64)
 }
 
 func newArm(name, url, key string, proc proc) *arm {

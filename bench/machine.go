@@ -3,11 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
@@ -45,20 +42,6 @@ func machine() Machine {
 		}
 	}
 	return m
-}
-
-func runCmd(ctx context.Context, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		s := strings.TrimSpace(out.String())
-		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		}
-		return fmt.Errorf("%v: %s", err, s)
-	}
-	return nil
 }
 
 // RSS is a process's resident set: all of it, and the anonymous (heap,

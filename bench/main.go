@@ -10,8 +10,8 @@
 //     bare httputil.ReverseProxy, and the built `subpool serve` on a home
 //     set up through its CLI, with an events subscriber attached): JSON
 //     latency at concurrency 1 and 32, throughput at p99 ≤ 10 ms, SSE
-//     timing at 1, 64 and 256 streams, CPU, RSS, system calls per request
-//     (strace) and, with -profile, perf profiles. The in-process handler
+//     timing at 1, 64 and 256 streams (with a second bare proxy, the
+//     noise floor), CPU and RSS. The in-process handler
 //     (proxy.New in a bench child) joins the JSON rounds as a micro arm,
 //     to show what the binary adds around the engine. -repeat N runs the
 //     phase N times and judges the median;
@@ -22,7 +22,9 @@
 //     pool and classifier against four other policies.
 //
 // Each target of docs/benchmarks.md is judged on ratios within one run, so
-// a busy machine slows every arm alike. -quick runs a smaller set for
+// a busy machine slows every arm alike. The report is written between the
+// markers of docs/benchmarks.md (mdfile.go); the prose around them, the
+// findings, is written by hand. -quick runs a smaller set for
 // development. Nothing listens beyond 127.0.0.1 and every load loop ends
 // by itself.
 package main
@@ -51,32 +53,22 @@ type Results struct {
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
 	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
-	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"`      // go run ./bench -gc
-	Streams  *StreamSeries    `json:"stream_series,omitempty"` // go run ./bench -streams
-	// StreamsEarlier are the series before Streams, newest first: those of
-	// its code are judged with it (pooledSeries).
-	StreamsEarlier []*StreamSeries `json:"stream_series_earlier,omitempty"`
-	Targets        []Target        `json:"targets"`
-	Notes          []string        `json:"notes,omitempty"`
+	Targets  []Target         `json:"targets"`
+	Notes    []string         `json:"notes,omitempty"`
 }
 
 func main() {
 	role := flag.String("child", "", "internal: run as a child server (upstream, bare, subpool)")
 	upstream := flag.String("upstream", "", "internal: the upstream a child proxy forwards to")
 	quick := flag.Bool("quick", false, "a small, fast run for development")
-	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, history, goodput, strace")
+	skip := flag.String("skip", "", "comma-separated parts to skip: micro, overhead, history, goodput")
 	pin := flag.Bool("pin", false, "pin the upstream to CPU 0 and the proxies to CPU 1 (taskset)")
-	profile := flag.Bool("profile", false, "also profile both proxies under load with perf (bench/out/*.perf.data)")
 	repeat := flag.Int("repeat", 1, "run the overhead phase this many times; targets are judged on the median")
 	bin := flag.String("bin", "", "measure this subpool binary instead of building one")
 	md := flag.String("md", "docs/benchmarks.md", "the report to write")
 	out := flag.String("json", "bench/results.json", "the results to write")
 	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
-	saveBeforeFrom := flag.String("save-before", "", "measure nothing: keep this results file's profile as "+beforeFile)
-	ab := flag.String("ab", "", "compare this subpool binary with -bin (or the working tree's) on CPU per request; no report")
-	gc := flag.String("gc", "", "measure RSS after concurrency 32 and CPU per request for these collector settings (default,GOGC[/GOMEMLIMIT],…), kept in -json as gc_sweep; -repeat rounds (at least 5)")
-	streams := flag.Int("streams", 0, "measure the 256-stream wave alone in this many runs on fresh processes, kept in -json as stream_series")
-	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput, the collector sweep)")
+	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput)")
 	flag.Parse()
 	if *from != "" {
 		// With -json given, the results are written again too (judged
@@ -101,35 +93,7 @@ func main() {
 		}
 		return
 	}
-	if *saveBeforeFrom != "" {
-		if err := saveBefore(*saveBeforeFrom, ""); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *gc != "" {
-		if err := gcMain(*gc, *bin, *out, *md, *repeat); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *streams > 0 {
-		if err := streamsMain(*bin, *out, *md, *streams, streamRounds); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *ab != "" {
-		if err := abMain(*ab, *bin, *repeat); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	o := runOpts{quick: *quick, skip: *skip, pin: *pin, profile: *profile, repeat: max(*repeat, 1), bin: *bin, keep: *keep}
+	o := runOpts{quick: *quick, skip: *skip, pin: *pin, repeat: max(*repeat, 1), bin: *bin, keep: *keep}
 	if err := run(o, *md, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -137,25 +101,11 @@ func main() {
 }
 
 // rewrite renders the report again from saved results, judging the
-// targets anew (after a change to the targets or the findings' text).
+// targets anew (after a change to the targets or to the report).
 func rewrite(from, mdPath, jsonPath string) error {
 	res, err := readResults(from)
 	if err != nil {
 		return err
-	}
-	// perf's files are re-read when still there, so a change to the
-	// summary applies without measuring again.
-	for _, o := range append([]*Overhead{res.Overhead}, res.Repeats...) {
-		if o == nil {
-			continue
-		}
-		for name, p := range o.Profiles {
-			if fileExists(p.File) {
-				if q, err := readProf(p.File); err == nil {
-					o.Profiles[name] = q
-				}
-			}
-		}
 	}
 	res.Targets = judge(&res)
 	if jsonPath != "" {
@@ -163,13 +113,13 @@ func rewrite(from, mdPath, jsonPath string) error {
 			return err
 		}
 	}
-	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
+	return writeReport(mdPath, &res)
 }
 
 type runOpts struct {
-	quick, pin, profile bool
-	skip, bin, keep     string
-	repeat              int
+	quick, pin      bool
+	skip, bin, keep string
+	repeat          int
 }
 
 func run(ro runOpts, mdPath, jsonPath string) error {
@@ -193,7 +143,7 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 		microPart(ctx, quick, &res, logf)
 	}
 	if !skipped["overhead"] {
-		if err := overheadPart(ctx, ro, skipped["strace"], &res, logf); err != nil {
+		if err := overheadPart(ctx, ro, &res, logf); err != nil {
 			return err
 		}
 	}
@@ -220,7 +170,7 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 	if err := writeResults(jsonPath, &res); err != nil {
 		return err
 	}
-	if err := os.WriteFile(mdPath, []byte(report(&res)), 0o644); err != nil {
+	if err := writeReport(mdPath, &res); err != nil {
 		return err
 	}
 	met := 0
@@ -255,15 +205,12 @@ func microPart(ctx context.Context, quick bool, res *Results, logf func(string, 
 
 // overheadPart builds (or takes) the binary and runs the overhead phase
 // ro.repeat times; the first run is the report's, the later ones its spread.
-func overheadPart(ctx context.Context, ro runOpts, noStrace bool, res *Results, logf func(string, ...any)) error {
+func overheadPart(ctx context.Context, ro runOpts, res *Results, logf func(string, ...any)) error {
 	if err := ensureBuilt(ctx, "overhead", ro.bin, res, logf); err != nil {
 		return err
 	}
 	cfg := defaultOverhead(ro.quick)
-	cfg.Pin, cfg.Bin, cfg.Strace = ro.pin, res.Built.Path, !noStrace
-	if ro.profile {
-		cfg.Profile, _ = filepath.Abs("bench/out")
-	}
+	cfg.Pin, cfg.Bin = ro.pin, res.Built.Path
 	for i := range ro.repeat {
 		logf("overhead run %d of %d: direct, bare ReverseProxy and the served binary, interleaved", i+1, ro.repeat)
 		o, err := runOverhead(cfg, logf)
@@ -277,10 +224,9 @@ func overheadPart(ctx context.Context, ro runOpts, noStrace bool, res *Results, 
 			res.Repeats = append(res.Repeats, o)
 		}
 		// Later runs show the spread of the judged numbers only: the
-		// throughput steps, the handler arm, the profile and strace
-		// are in the first.
+		// throughput steps and the handler arm are in the first.
 		// Fewer rounds too, to keep -repeat 3 to a few minutes on two cores.
-		cfg.Throughput, cfg.Handler, cfg.Profile, cfg.Strace = false, false, "", false
+		cfg.Throughput, cfg.Handler = false, false
 		cfg.Rounds = min(cfg.Rounds, 3)
 	}
 	return nil
@@ -304,25 +250,6 @@ func ensureBuilt(ctx context.Context, part, given string, res *Results, logf fun
 	return nil
 }
 
-// keepInResults puts what a mode beside a full run measured (-gc,
-// -streams) into the results file, leaving the rest as it was, judges
-// anew and writes the report. set takes the part's carried-over note off.
-func keepInResults(jsonPath, mdPath string, set func(*Results)) error {
-	res, err := readResults(jsonPath)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if err != nil {
-		res = Results{Machine: machine()}
-	}
-	set(&res)
-	res.Targets = judge(&res)
-	if err := writeResults(jsonPath, &res); err != nil {
-		return err
-	}
-	return os.WriteFile(mdPath, []byte(report(&res)), 0o644)
-}
-
 // writeResults writes results.json.
 func writeResults(path string, res *Results) error {
 	b, err := json.MarshalIndent(res, "", "  ")
@@ -334,8 +261,7 @@ func writeResults(path string, res *Results) error {
 
 // carryOver takes the parts this run skipped from an earlier results
 // file, so that a run of one part leaves the others' numbers in the
-// report, each said to come from that run. The collector sweep (-gc) is
-// always carried: no full run measures it.
+// report, each said to come from that run.
 func carryOver(res *Results, from string, skipped map[string]bool) error {
 	old, err := readResults(from)
 	if err != nil {
@@ -351,13 +277,6 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 	if skipped["goodput"] && len(old.Goodput) > 0 {
 		res.Goodput, kept = old.Goodput, append(kept, "goodput")
 	}
-	if res.GCSweep == nil && old.GCSweep != nil {
-		res.GCSweep, kept = old.GCSweep, append(kept, sweepCarried(old.GCSweep))
-	}
-	if res.Streams == nil && old.Streams != nil {
-		res.Streams, kept = old.Streams, append(kept, streamsCarried(old.Streams))
-		res.StreamsEarlier = old.StreamsEarlier
-	}
 	if len(kept) > 0 {
 		res.Notes = append(res.Notes, carriedPrefix+from+carriedMid+strings.Join(kept, ", ")+".")
 	}
@@ -368,38 +287,6 @@ const (
 	carriedPrefix = "Not measured in this run, carried over from "
 	carriedMid    = " as earlier runs left it: "
 )
-
-func streamsCarried(s *StreamSeries) string {
-	return "the 256-stream series (-streams, " + s.Date + ")"
-}
-
-func sweepCarried(sw *GCSweep) string { return "the collector sweep (-gc, " + sw.Date + ")" }
-
-// dropCarried takes part off the carried-over note once it has been
-// measured again (a -gc run into results that carried the last sweep),
-// and the note with it when nothing is left.
-func dropCarried(notes []string, part string) []string {
-	var out []string
-	for _, n := range notes {
-		head, list, ok := strings.Cut(n, carriedMid)
-		if !ok || !strings.HasPrefix(head, carriedPrefix) {
-			out = append(out, n)
-			continue
-		}
-		// A part may hold ", " itself (the sweep's "(-gc, "): it goes whole.
-		list = strings.TrimSuffix(list, ".")
-		switch {
-		case list == part:
-			continue
-		case strings.HasSuffix(list, ", "+part):
-			list = strings.TrimSuffix(list, ", "+part)
-		default:
-			list = strings.Replace(list, part+", ", "", 1)
-		}
-		out = append(out, head+carriedMid+list+".")
-	}
-	return out
-}
 
 // readResults reads a results file that an earlier run wrote.
 func readResults(path string) (Results, error) {

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/proxy/policy"
 )
 
 // overheadConfig sizes the black-box phase.
@@ -30,27 +30,16 @@ type overheadConfig struct {
 	Handler bool
 	// Throughput steps the concurrency; off in repeated runs.
 	Throughput bool
-	// Profile, when set, is a directory: after the rounds, each proxy runs
-	// the concurrency-32 loop once more under perf, written there.
-	Profile string
-	// Strace counts each proxy's system calls over StraceRequests.
-	Strace         bool
-	StraceRequests int
-	// GCTrace runs subpool with GODEBUG=gctrace=1, so that its collector
-	// counts its own cycles and their CPU (-streams).
-	GCTrace bool
 }
 
 func defaultOverhead(quick bool) overheadConfig {
 	c := overheadConfig{Rounds: 5, C1Requests: 400, C32Duration: time.Second, TputRounds: 3,
 		TputSteps: []int{1, 4, 8, 12, 16, 24, 32, 48, 64}, TputStep: 400 * time.Millisecond,
-		SSEStreams: []int{1, 64, 256}, MemStreams: 500, MemRounds: 2, Handler: true, Throughput: true,
-		StraceRequests: 2000}
+		SSEStreams: []int{1, 64, 256}, MemStreams: 500, MemRounds: 2, Handler: true, Throughput: true}
 	if quick {
 		c.Rounds, c.C1Requests, c.C32Duration = 3, 150, 400*time.Millisecond
 		c.TputRounds, c.TputSteps, c.TputStep = 1, []int{1, 16, 64}, 300*time.Millisecond
 		c.SSEStreams, c.MemStreams, c.MemRounds = []int{1, 64}, 200, 1
-		c.StraceRequests = 500
 	}
 	return c
 }
@@ -83,15 +72,13 @@ type Overhead struct {
 
 	// Handler is the in-process handler's JSON latency (micro arm, see
 	// overheadConfig.Handler), by case.
-	Handler      map[string]Pcts  `json:"handler_json_latency_us,omitempty"`
-	HandlerAdded map[string]Pcts  `json:"handler_json_added_us,omitempty"`
-	HandlerCPU   num              `json:"handler_cpu_per_request_us,omitempty"`
-	ServedIdle   *RSS             `json:"served_idle_rss,omitempty"`
-	Events       int64            `json:"events_received"` // by the websocket subscriber, whole run
-	Requests     int64            `json:"requests_served"` // by subpool, whole run
-	Syscalls     map[string]Calls `json:"syscalls_per_request,omitempty"`
-	Profiles     map[string]Prof  `json:"profiles,omitempty"`
-	Warnings     []string         `json:"warnings,omitempty"`
+	Handler      map[string]Pcts `json:"handler_json_latency_us,omitempty"`
+	HandlerAdded map[string]Pcts `json:"handler_json_added_us,omitempty"`
+	HandlerCPU   num             `json:"handler_cpu_per_request_us,omitempty"`
+	ServedIdle   *RSS            `json:"served_idle_rss,omitempty"`
+	Events       int64           `json:"events_received"` // by the websocket subscriber, whole run
+	Requests     int64           `json:"requests_served"` // by subpool, whole run
+	Warnings     []string        `json:"warnings,omitempty"`
 }
 
 // RoundValue is one round's percentiles for one case and arm.
@@ -254,7 +241,7 @@ type Upload struct {
 // apart (daemon/idlemem.go).
 const (
 	uploadBytes  = 50_000_000
-	uploadLimit  = config.DefaultMaxBody
+	uploadLimit  = policy.DefaultMaxBody
 	uploadSettle = 20 * time.Second
 )
 
@@ -293,21 +280,17 @@ func startArms(cfg overheadConfig) (s *armSet, err error) {
 		return s, err
 	}
 	s.children = append(s.children, s.up)
-	var env []string
-	if cfg.GCTrace {
-		env = []string{"GODEBUG=gctrace=1"}
-	}
-	bare, err := startChild("bare", s.up.url, cpu("1"), env...)
+	bare, err := startChild("bare", s.up.url, cpu("1"))
 	if err != nil {
 		return s, err
 	}
 	s.children = append(s.children, bare)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1"), env); err != nil {
+	if s.served, err = startServed(ctx, cfg.Bin, s.up.url, cpu("1")); err != nil {
 		return s, err
 	}
-	bare2, err := startChild("bare", s.up.url, cpu("1"), env...)
+	bare2, err := startChild("bare", s.up.url, cpu("1"))
 	if err != nil {
 		return s, err
 	}
@@ -399,8 +382,6 @@ func runOverhead(cfg overheadConfig, logf func(string, ...any)) (*Overhead, erro
 	}
 	x.cpuPerRequest(cpu)
 	x.jsonMedians(rounds)
-	x.profile()
-	x.strace()
 	x.throughput()
 	x.sse()
 	if err := x.memory(); err != nil {
@@ -527,56 +508,6 @@ func (x *overheadRun) jsonMedians(rounds []roundJSON) {
 			h := Pcts{num(median(p50)), num(median(p99))}
 			o.Handler[c] = h
 			o.HandlerAdded[c] = Pcts{num(float64(h.P50) - m["direct"][0]), num(float64(h.P99) - m["direct"][1])}
-		}
-	}
-}
-
-// profile records each proxy with perf under load, when asked to.
-func (x *overheadRun) profile() {
-	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
-	if cfg.Profile != "" {
-		o.Profiles = map[string]Prof{}
-		for _, a := range arms.all[1:] {
-			p, err := perfProfile(a, cfg.Profile, 3*time.Second)
-			if err != nil {
-				o.Warnings = append(o.Warnings, fmt.Sprintf("profile of %s: %v", a.name, err))
-				logf("  profile of %s: %v", a.name, err)
-				continue
-			}
-			o.Profiles[a.name] = p
-			logf("  profile: %s (perf report -i %s)", p.File, p.File)
-		}
-		// Issue 27: where 256 streams spend the proxies' time, per chunk
-		// as much as per request.
-		for _, a := range arms.all[1:] {
-			wave := func() { a.wave(256, false, sseInterval, nil) }
-			name := a.name + "-n256"
-			p, err := perfProfileOf(a, cfg.Profile, name, wave, func() { wave(); wave() })
-			if err != nil {
-				o.Warnings = append(o.Warnings, fmt.Sprintf("profile of %s: %v", name, err))
-				logf("  profile of %s: %v", name, err)
-				continue
-			}
-			o.Profiles[name] = p
-			logf("  profile: %s (perf report -i %s)", p.File, p.File)
-		}
-	}
-}
-
-// strace counts each proxy's system calls per request, when asked to.
-func (x *overheadRun) strace() {
-	cfg, arms, o, logf := x.cfg, x.arms, x.o, x.logf
-	if cfg.Strace {
-		o.Syscalls = map[string]Calls{}
-		for _, a := range arms.all[1:] {
-			c, err := straceCount(a, cfg.StraceRequests)
-			if err != nil {
-				o.Warnings = append(o.Warnings, fmt.Sprintf("strace of %s: %v", a.name, err))
-				logf("  strace of %s: %v", a.name, err)
-				continue
-			}
-			o.Syscalls[a.name] = c
-			logf("  strace %s: %.1f futex, %.1f nanosleep per request", a.name, c.Futex, c.Nanosleep)
 		}
 	}
 }
@@ -745,11 +676,14 @@ func (x *overheadRun) memory() error {
 			})
 			after := int64(0)
 			var up *Upload
-			if a.name == "subpool" && r == cfg.MemRounds-1 {
-				// Issue 27: a minute after a load, memory goes back.
+			if r == cfg.MemRounds-1 {
+				// A minute after a load, beside the bare proxy's: what
+				// the idle release (daemon/idlemem.go) earns.
 				time.Sleep(afterLoad)
 				after, _ = a.proc.rss()
-				up = uploadPastLimit(a, logf)
+				if a.name == "subpool" {
+					up = uploadPastLimit(a, logf)
+				}
 			}
 			stop()
 			bad, why := 0, ""
@@ -835,7 +769,7 @@ func freshArm(cfg overheadConfig, upstream, name string) (*arm, func(), error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := startServed(ctx, cfg.Bin, upstream, pin, nil)
+	s, err := startServed(ctx, cfg.Bin, upstream, pin)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,27 +49,6 @@ func TestMedianIgnoresNaN(t *testing.T) {
 	}
 }
 
-// The collector's trace line gives its cycle's CPU, every phase added.
-func TestGCTraceCPU(t *testing.T) {
-	us, ok := gcTraceCPU("gc 52 @6.269s 3%: 2.3+15+0.11 ms clock, 4.6+0.86/5.3/0+0.22 ms cpu, 9->10->5 MB, 10 MB goal, 0 MB stacks, 0 MB globals, 2 P")
-	if !ok || us != 10980 {
-		t.Errorf("got %d µs, %v; want 10980", us, ok)
-	}
-	var g gcCounter
-	g.take("gc 52 @6.269s 3%: 2.3+15+0.11 ms clock, 4.6+0.86/5.3/0+0.22 ms cpu, 9->10->5 MB, 10 MB goal, 0 MB stacks, 0 MB globals, 2 P")
-	for _, l := range []string{"subpool: listening on http://127.0.0.1:1", "gc 1 @0.1s 0%: broken", "gc 3 @1s 1%: 1+2+3 ms clock, x+1/2/3+4 ms cpu, 4->4->1 MB"} {
-		if _, ok := gcTraceCPU(l); ok {
-			t.Errorf("%q read as a collection", l)
-		}
-		if g.take(l) {
-			t.Errorf("%q counted as a collection", l)
-		}
-	}
-	if cycles, cpu := g.gc(); cycles != 1 || cpu != 10980 {
-		t.Errorf("counted %d collections, %d µs; want 1 and 10980", cycles, cpu)
-	}
-}
-
 // A value that was not measured (NaN, written null) reads back as NaN.
 func TestNumRoundTrip(t *testing.T) {
 	var v struct{ A, B num }

@@ -39,21 +39,13 @@ func f3(v float64) string {
 func report(r *Results) string {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
-	reportHead(p, r)
+	machineHead(p, r)
 	targetsSection(p, r)
 	if len(r.Micro) > 0 {
 		microSection(p, r)
 	}
 	if o := r.Overhead; o != nil {
 		overheadSection(p, r, o)
-	}
-	if r.GCSweep != nil && r.Overhead == nil {
-		gcSweepSection(p, r.GCSweep)
-		p("\n")
-	}
-	if r.Streams != nil && r.Overhead == nil {
-		streamsSection(p, r.Streams, r.StreamsEarlier)
-		p("\n")
 	}
 	if len(r.Repeats) > 0 {
 		spreadTable(p, r)
@@ -62,38 +54,20 @@ func report(r *Results) string {
 	if len(r.Goodput) > 0 {
 		goodputSection(p, r)
 	}
-	findingsSection(p, r)
+	missesSection(p, r)
 	for _, n := range r.Notes {
 		p("Note: %s\n\n", n)
 	}
-	p("%s", strings.TrimLeft(method, "\n"))
 	return b.String()
 }
 
-// reportHead is the report's title, how to run the bench, and the machine.
-func reportHead(p printer, r *Results) {
+// machineHead tables the machine the run was on.
+func machineHead(p printer, r *Results) {
 	m := r.Machine
-	p("# Benchmarks\n\n")
-	p("Written by `make bench` (`go run ./bench`, about %s here); the raw numbers are in\n", r.Duration)
-	p("`bench/results.json`. Do not edit by hand: the next run overwrites it. The method is at the end.\n\n")
-	p("```sh\n")
-	for _, l := range [][2]string{
-		{"make bench", "everything, a few minutes"},
-		{"go run ./bench -quick", "a smaller run while developing"},
-		{"go run ./bench -repeat 3", "the overhead phase three times: the spread, targets on all runs"},
-		{"go run ./bench -skip overhead", "parts: micro, overhead, history, goodput, strace"},
-		{"go run ./bench -profile", "also perf profiles of both proxies under load, in bench/out/"},
-		{"go run ./bench -bin ./subpool", "measure this binary instead of building one"},
-		{"go run ./bench -pin", "upstream on CPU 0, proxies on CPU 1 (taskset), for a quiet machine"},
-		{"go run ./bench -from bench/results.json", "rewrite this report from saved results"},
-		{"go test ./bench/...", "the simulator's invariants and its conformance with the proxy"},
-	} {
-		p("%-40s # %s\n", l[0], l[1])
-	}
-	p("go test -run '^$' -bench '^BenchmarkMicro' -benchmem ./proxy/ ./proxy/classify/\n```\n\n")
+	p("Run of %s, %s.\n\n", m.Date, r.Duration)
 	p("| machine | |\n|---|---|\n")
-	p("| CPU | %s |\n| cores | %d |\n| Go | %s (%s) |\n| kernel | %s |\n| date | %s |\n| load average at start | %s |\n\n",
-		m.CPU, m.Cores, m.Go, m.OS, m.Kernel, m.Date, m.LoadAvg)
+	p("| CPU | %s |\n| cores | %d |\n| Go | %s (%s) |\n| kernel | %s |\n| load average at start | %s |\n\n",
+		m.CPU, m.Cores, m.Go, m.OS, m.Kernel, m.LoadAvg)
 	if r.Overhead != nil && !r.Overhead.Pinned {
 		p("The servers were not pinned to cores (`go run ./bench -pin` pins them); the box is shared, so every\n")
 		p("overhead target is a ratio or a difference against the bare proxy measured in the same rounds.\n\n")
@@ -126,10 +100,14 @@ func targetsSection(p printer, r *Results) {
 	p("\n\n")
 	p("| | target | goal | measured | |\n|---|---|---|---|---|\n")
 	met := 0
+	counted := 0
 	for _, t := range r.Targets {
-		mark := "**missed**"
-		if t.Met {
-			mark, met = "met", met+1
+		mark := verdict(t)
+		if t.Unresolved == "" {
+			counted++
+		}
+		if t.Met && t.Unresolved == "" {
+			met++
 		}
 		src := ""
 		if t.Source == "§6" {
@@ -137,11 +115,11 @@ func targetsSection(p printer, r *Results) {
 		}
 		p("| %s | %s%s | %s | %s | %s |\n", t.Group, t.What, src, t.Goal, t.Measured, mark)
 	}
-	p("\n%d of %d met.", met, len(r.Targets))
-	if missed := missedWithFindings(r); len(missed) > 0 {
-		p(" Why each miss happens, what was done about it and what is left: [Findings](#findings).")
+	p("\n%d of %d met", met, counted)
+	if n := len(r.Targets) - counted; n > 0 {
+		p("; %d not judged, the bench cannot resolve them here", n)
 	}
-	p("\n\n")
+	p(". Why each miss happens and what is left: [Findings](#findings), below the generated part.\n\n")
 }
 
 func microSection(p printer, r *Results) {
@@ -197,13 +175,7 @@ func overheadSection(p printer, r *Results, o *Overhead) {
 		throughputTable(p, o)
 	}
 	sseAndMemory(p, o)
-	if r.Streams != nil {
-		streamsSection(p, r.Streams, r.StreamsEarlier)
-	}
-	if r.GCSweep != nil {
-		gcSweepSection(p, r.GCSweep)
-	}
-	servedDetail(p, r, o)
+	warnings(p, o)
 }
 
 // goodputSection describes the strategies and tables each scenario.
@@ -261,27 +233,6 @@ func goodputSection(p printer, r *Results) {
 	}
 }
 
-// findingsSection prints the findings that explain this run's misses, then
-// the observations whose text is not empty.
-func findingsSection(p printer, r *Results) {
-	if missed := missedWithFindings(r); len(missed) > 0 {
-		p("## Findings\n\n")
-		p("Each missed target: the code responsible, what was done about it and what is left or proposed (the bench\n")
-		p("does not change the proxy). The bench prints the findings that match this run's misses.\n\n")
-		for _, f := range missed {
-			p("### %s\n\nMisses: %s.\n\n%s\n\n", f.title, strings.Join(f.targets, "; "), strings.TrimSpace(f.text(r)))
-		}
-	}
-	if len(observations) > 0 {
-		p("## Observations\n\nNot targets, but worth knowing when reading the numbers.\n\n")
-		for _, f := range observations {
-			if t := strings.TrimSpace(f.text(r)); t != "" {
-				p("### %s\n\n%s\n\n", f.title, t)
-			}
-		}
-	}
-}
-
 func microTitle(name string) string {
 	switch {
 	case name == "Classify429":
@@ -302,79 +253,27 @@ func microTitle(name string) string {
 	return name
 }
 
-const method = `
-## Method
-
-- **Micro**: the ` + "`BenchmarkMicro*`" + ` functions in ` + "`proxy/micro_bench_test.go`" + ` and
-  ` + "`proxy/classify/micro_bench_test.go`" + `, run by ` + "`go test -bench`" + ` from the harness and parsed, so they are
-  the same code a developer runs by hand (and feeds to benchstat).
-- **Overhead**: three arms in the same run: direct to ` + "`internal/sim`" + `, through a bare ` + "`httputil.ReverseProxy`" + `
-  (Rewrite + SetURL, FlushInterval −1, a BufferPool, subpool's transport tuning) — the floor — and through the
-  **built binary**: ` + "`go build -o bench/out/subpool .`" + ` (headless first; the tray build with cgo if that fails; the last
-  commit from ` + "`git archive HEAD`" + ` if the working tree does not compile; ` + "`-bin`" + ` to give one), on a temporary home
-  written as a user has it (` + "`config.toml`" + ` with ` + "`require_client_key = true`" + `, ` + "`[keychain] backend = \"file\"`" + ` and
-  ` + "`[providers.anthropic] base_url`" + ` at the sim; two keys added by ` + "`subpool add-key anthropic --label kN`" + ` from
-  stdin; the client key from ` + "`subpool env shell`" + `), started as ` + "`subpool serve --home H --listen 127.0.0.1:0`" + `, with
-  one websocket subscriber on ` + "`/subpool/v1/events`" + ` (Bearer = the home's ` + "`admin-token`" + `) reading every message, as
-  the tray does. The upstream and the bare proxy run in child processes of the bench binary (re-executed with
-  -child), so each RSS is per arm; the load generator is the parent. The in-process handler (` + "`proxy.New`" + ` in a
-  child, 4 keys, a drained hub subscriber) joins the JSON rounds as a labelled micro arm only. Every round runs the
-  arms in random order; each reported value is the median over rounds of that round's percentile (rounds whose
-  direct p99 at concurrency 1 is over twice the best round's are voided). JSON: 400 sequential requests, then 1 s
-  closed loop at 32, in four slices per round. CPU per request: utime + stime from /proc/PID/stat over the
-  concurrency-32 loops. Throughput: closed loops at rising concurrency; the best rate whose p99 stays ≤ 10 ms.
-  SSE: waves of 1, 64 and 256 streams whose starts are spread over one interval, with a second bare proxy (bare2)
-  among the arms to show how far two identical proxies land apart; per-frame delay from the sim's
-  emit stamp; frames counted. Memory: VmRSS from /proc; each round starts each proxy afresh (the served binary
-  with its home and subscriber, as above), waits a second, takes that RSS as the base, opens 500 slow streams
-  (40 deltas at 100 ms) and samples the peak RSS every 100 ms; per stream = (peak − base) ÷ streams, no forced GC
-  in either arm. A fresh process, because one that served the phases before keeps the heap they grew, and the
-  streams then fill it without raising the RSS. Idle RSS: the
-  served binary one second after its subscriber attached, before any request. System calls: ` + "`strace -c -f -p`" + `
-  on each proxy over 2000 sequential requests. Profile (` + "`-profile`" + `): ` + "`perf record -e cpu-clock -g -p`" + ` on each
-  proxy for 3 s at concurrency 32 (no hook in the binary needed). ` + "`-repeat N`" + ` runs the whole phase N times with
-  fresh processes (the later runs without throughput, the handler arm, strace and the profile, and with 3 rounds);
-  the added JSON latency and SSE TTFT and gap are then judged on the kept rounds of all runs pooled, lost frames and
-  stalls on the worst run, each other overhead target on the median of the runs.
-- **History** (` + "`bench/history.go`" + `): two served binaries as above, one with ` + "`[history] enabled = false`" + `, one
-  upstream; 5 rounds (arms in random order) of 300 sequential JSON requests and 0.8 s closed loop at 32; noise is the
-  off arm's own spread over rounds. Then 10 s open loop at 1,000 requests/s (each sent on its 1 ms slot whatever the
-  others do) through each server and direct; the history's rows for the run are read back through
-  ` + "`GET /subpool/v1/usage?since=`" + ` once the writer has committed.
-- **Goodput**: ` + "`bench/goodput`" + `, a discrete-event simulation on a virtual clock. subpool's strategy is the real
-  ` + "`proxy/pool`" + ` and ` + "`proxy/classify`" + ` deciding with ` + "`proxy/policy`" + `, the proxy's own function; a
-  conformance test replays scripted traffic through the real proxy (on a fake clock, in memory) and through the
-  simulator and requires the same upstream calls. The upstream's answers have the real services' shapes (checked
-  against ` + "`internal/sim`" + `'s by a test). Quotas are fixed windows per key, staggered across keys.
-- No test asserts on wall-clock time; ` + "`make test`" + ` runs only the simulator's small invariant and conformance tests.
-`
-
-// finding explains a miss; it is printed when any of its targets missed.
-type finding struct {
-	title   string
-	ids     []string // target id prefixes
-	text    func(r *Results) string
-	targets []string // filled: the missed targets it explains
+// verdict is a target's last column.
+func verdict(t Target) string {
+	switch {
+	case t.Unresolved != "":
+		return "not judged: " + t.Unresolved
+	case t.Met:
+		return "met"
+	}
+	return "**missed**"
 }
 
-func missedWithFindings(r *Results) []finding {
-	var out []finding
-	for _, f := range findings {
-		f.targets = nil
-		for _, t := range r.Targets {
-			if t.Met {
-				continue
-			}
-			for _, id := range f.ids {
-				if strings.HasPrefix(t.ID, id) {
-					f.targets = append(f.targets, t.What+" ("+t.Measured+")")
-					break
-				}
-			}
-		}
-		if len(f.targets) > 0 {
-			out = append(out, f)
+// missesSection lists this run's misses by id: docs/benchmarks.md's
+// Findings, written by hand, explain them under the same ids.
+func missesSection(p printer, r *Results) {
+	var ids []string
+	for _, t := range r.Targets {
+		if !t.Met && t.Unresolved == "" {
+			ids = append(ids, "`"+t.ID+"`")
 		}
 	}
-	return out
+	if len(ids) > 0 {
+		p("Missed in this run: %s.\n\n", strings.Join(ids, ", "))
+	}
 }

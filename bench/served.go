@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,21 +34,19 @@ type served struct {
 	ws     *websocket.Conn
 	wsDone chan struct{}
 	events atomic.Int64 // messages the subscriber received
-
-	gcCounter // read from the log (-gc, -streams)
 }
 
 // servedKeys are the two API keys the home holds; the upstream accepts any.
 var servedKeys = []string{"sk-bench-served-k1", "sk-bench-served-k2"}
 
 // startServed writes a home, adds the keys and starts the server. pin,
-// when set, is a taskset CPU list; env is added to the process's.
-func startServed(ctx context.Context, bin, upstream, pin string, env []string) (*served, error) {
-	return startServedConf(ctx, bin, upstream, pin, env, "")
+// when set, is a taskset CPU list.
+func startServed(ctx context.Context, bin, upstream, pin string) (*served, error) {
+	return startServedConf(ctx, bin, upstream, pin, "")
 }
 
 // startServedConf is startServed with extra appended to config.toml.
-func startServedConf(ctx context.Context, bin, upstream, pin string, env []string, extra string) (*served, error) {
+func startServedConf(ctx context.Context, bin, upstream, pin, extra string) (*served, error) {
 	home, err := os.MkdirTemp("", "subpool-bench-home-")
 	if err != nil {
 		return nil, err
@@ -59,45 +56,15 @@ func startServedConf(ctx context.Context, bin, upstream, pin string, env []strin
 		s.stop()
 		return nil, err
 	}
-	// A user's home: the client key required, the file keychain (what the
-	// tests use on a box without Secret Service), the upstream configured.
-	cfg := fmt.Sprintf(`listen = "127.0.0.1:0"
-require_client_key = true
-
-[keychain]
-backend = "file"
-
-[providers.anthropic]
-base_url = %q
-`, upstream) + extra
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+	if err := s.writeHome(ctx, upstream, extra); err != nil {
 		return fail(err)
 	}
-	for i, k := range servedKeys {
-		if _, err := s.cli(ctx, k+"\n", "add-key", "anthropic", "--label", fmt.Sprintf("k%d", i+1)); err != nil {
-			return fail(err)
-		}
-	}
-	out, err := s.cli(ctx, "", "env", "shell")
-	if err != nil {
-		return fail(err)
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(l, "export ANTHROPIC_AUTH_TOKEN="); ok {
-			s.clientKey = strings.Trim(strings.TrimSpace(v), `'"`)
-		}
-	}
-	if s.clientKey == "" {
-		return fail(errors.New("`subpool env shell` printed no ANTHROPIC_AUTH_TOKEN"))
-	}
-
 	args := []string{"serve", "--home", home, "--listen", "127.0.0.1:0"}
 	if pin != "" {
 		s.cmd = exec.Command("taskset", append([]string{"-c", pin, bin}, args...)...)
 	} else {
 		s.cmd = exec.Command(bin, args...)
 	}
-	s.cmd.Env = append(os.Environ(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return fail(err)
@@ -111,9 +78,6 @@ base_url = %q
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
-			if s.take(line) {
-				continue
-			}
 			s.log.add(line)
 			if _, rest, ok := strings.Cut(line, "listening on http://"); ok {
 				select {
@@ -138,6 +102,43 @@ base_url = %q
 		return fail(err)
 	}
 	return s, nil
+}
+
+// writeHome writes a user's home (config.toml with extra after it),
+// adds the keys through the CLI and reads the client key it prints.
+func (s *served) writeHome(ctx context.Context, upstream, extra string) error {
+	// A user's home: the client key required, the file keychain (what the
+	// tests use on a box without Secret Service), the upstream configured.
+	cfg := fmt.Sprintf(`listen = "127.0.0.1:0"
+require_client_key = true
+
+[keychain]
+backend = "file"
+
+[providers.anthropic]
+base_url = %q
+`, upstream) + extra
+	if err := os.WriteFile(filepath.Join(s.home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	for i, k := range servedKeys {
+		if _, err := s.cli(ctx, k+"\n", "add-key", "anthropic", "--label", fmt.Sprintf("k%d", i+1)); err != nil {
+			return err
+		}
+	}
+	out, err := s.cli(ctx, "", "env", "shell")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "export ANTHROPIC_AUTH_TOKEN="); ok {
+			s.clientKey = strings.Trim(strings.TrimSpace(v), `'"`)
+		}
+	}
+	if s.clientKey == "" {
+		return errors.New("`subpool env shell` printed no ANTHROPIC_AUTH_TOKEN")
+	}
+	return nil
 }
 
 // cli runs one subpool verb on the home and returns its stdout.
@@ -202,49 +203,6 @@ func (s *served) stop() {
 		}
 	}
 	os.RemoveAll(s.home)
-}
-
-// gcCounter is a process's collections and their CPU (µs), the
-// collector's own account when the process runs with GODEBUG=gctrace=1.
-type gcCounter struct{ gcCycles, gcCPU atomic.Int64 }
-
-// take counts line when it is a gctrace line, and says whether it was.
-func (g *gcCounter) take(line string) bool {
-	us, ok := gcTraceCPU(line)
-	if ok {
-		g.gcCycles.Add(1)
-		g.gcCPU.Add(us)
-	}
-	return ok
-}
-
-func (g *gcCounter) gc() (cycles, cpuUS int64) { return g.gcCycles.Load(), g.gcCPU.Load() }
-
-// gcTraceCPU reads the CPU time of one collection from a GODEBUG=gctrace=1
-// line ("gc 52 @6.269s 3%: 2.3+15+0.11 ms clock, 4.6+0.86/5.3/0+0.22 ms
-// cpu, …": stop-the-world, assist, background and idle marking, stop the
-// world again), in µs.
-func gcTraceCPU(line string) (int64, bool) {
-	if !strings.HasPrefix(line, "gc ") {
-		return 0, false
-	}
-	_, rest, ok := strings.Cut(line, "ms clock, ")
-	if !ok {
-		return 0, false
-	}
-	cpu, _, ok := strings.Cut(rest, " ms cpu")
-	if !ok {
-		return 0, false
-	}
-	var total float64
-	for _, f := range strings.FieldsFunc(cpu, func(r rune) bool { return r == '+' || r == '/' }) {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return 0, false
-		}
-		total += v
-	}
-	return int64(total * 1000), true
 }
 
 // tailBuffer keeps a process's last log lines for error messages.

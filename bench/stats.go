@@ -85,36 +85,3 @@ func formatFloat(f float64) string {
 func trimFloat(f float64, prec int) string {
 	return strconv.FormatFloat(f, 'f', prec, 64)
 }
-
-// medianInterval is a 95 % confidence interval for the median of the
-// population xs was drawn from, from xs's order statistics: the k-th
-// smallest and the k-th largest, k the largest for which the median lies
-// between them with probability at least 0.95 (the binomial sign-test
-// interval; it assumes nothing of the distribution's shape, which for a
-// p99 over a noisy machine is anything but normal). ok is false under 6
-// values, where even the smallest and largest cover less.
-func medianInterval(xs []float64) (lo, hi float64, ok bool) {
-	var s []float64
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			s = append(s, x)
-		}
-	}
-	slices.Sort(s)
-	n := len(s)
-	// below is P(Binomial(n, 1/2) ≤ j), summed as j grows.
-	below, term := 0.0, math.Pow(0.5, float64(n))
-	k := 0
-	for j := 0; j < n/2; j++ {
-		below += term
-		term *= float64(n-j) / float64(j+1)
-		if 2*below > 0.05 {
-			break
-		}
-		k = j + 1 // the interval s[j] .. s[n-1-j] leaves out at most 2·below
-	}
-	if k == 0 {
-		return math.NaN(), math.NaN(), false
-	}
-	return s[k-1], s[n-k], true
-}

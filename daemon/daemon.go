@@ -55,11 +55,6 @@ type Options struct {
 	// WrapListener, when set, is given the listener before serving and
 	// returns the one to serve: tests capture it to make it die.
 	WrapListener func(net.Listener) net.Listener
-	// GCPercent is the GOGC serve runs at; set, the daemon lifts the
-	// collector's goal while a crowd of requests is in flight
-	// (gcfloor.go). 0 leaves the collector alone: tests, the tray's demo,
-	// a GOGC given in the environment.
-	GCPercent int
 }
 
 // Daemon is the owner of a home: it holds the credentials and the pool,
@@ -84,7 +79,6 @@ type Daemon struct {
 	adminToken string
 	clientKey  string // the client "default"'s key ("" once revoked): the tray and the demo use it
 	clients    *clientStore
-	gcFloor    *gcFloor // nil unless Options.GCPercent
 	// clientsLoad loads clients on first use (Open); nil once loaded.
 	clientsLoad func() error
 	clientsMu   sync.Mutex
@@ -166,9 +160,6 @@ func Start(o Options) (*Daemon, error) {
 	}
 	transport := s.out
 	s.proxy = s.newProxy(clk, transport)
-	if o.GCPercent > 0 {
-		s.gcFloor = newGCFloor(o.GCPercent, s.proxy.InFlight)
-	}
 	s.clients.inFlight = s.proxy.InFlightByClient
 	s.admin = admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s, Clock: clk, Logf: logf,
 		Refusals: s.proxy.Refusals(), History: s.historyAPI})
@@ -323,7 +314,7 @@ func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.P
 		Clients: s.clients.lookup, Aliases: s.live.aliases, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
 		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: s.logf,
-		Fallback: s.live.fallback, Crowd: s.crowd,
+		Fallback:          s.live.fallback,
 		FirstEventTimeout: noDeadline(cfg.FirstEventTimeout), IdleTimeout: noDeadline(cfg.IdleTimeout),
 	})
 }
@@ -335,13 +326,6 @@ func noDeadline(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-// crowd is the proxy's word that the requests in flight have grown.
-func (s *Daemon) crowd() {
-	if s.gcFloor != nil {
-		s.gcFloor.grown()
-	}
 }
 
 // newHTTPServer serves the admin API and the model routes on one
@@ -478,9 +462,6 @@ func (s *Daemon) Shutdown(ctx context.Context) error {
 		}
 		if s.lock != nil {
 			s.lock.Close()
-		}
-		if s.gcFloor != nil {
-			s.gcFloor.stop()
 		}
 	})
 	return err

@@ -12,12 +12,13 @@ import (
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/proxy/auth"
 )
 
 // Where the daemon's outbound connections leave from. One transport
 // (egress.Transport over [network] proxy) carries requests, token
 // refreshes, usage polls and Code Assist's setup; a credential's own
-// proxy rides on each call's context (egress.WithProxy), looked up here.
+// proxy rides on each call's context (auth.WithProxy), looked up here.
 
 // outboundTimeout bounds the short calls: token endpoints, Code Assist's
 // setup. Usage polls have their own minute.
@@ -58,7 +59,7 @@ func (cp *credProxies) get(id string) *url.URL {
 
 // withCredential routes calls made with ctx through id's own proxy.
 func (cp *credProxies) withCredential(ctx context.Context, id string) context.Context {
-	return egress.WithProxy(ctx, cp.get(id))
+	return auth.WithProxy(ctx, cp.get(id))
 }
 
 // outbound builds the daemon's egress and its one transport; a transport

@@ -11,25 +11,19 @@ import (
 // Memory back after a load. The heap a burst of streams grew stays mapped
 // once they end: with nothing allocating, no collection comes to free the
 // dead streams' buffers, and the runtime's scavenger returns free memory
-// slowly (issue 27: RSS stayed at its 98 MiB peak a minute after 200
-// streams ended, from 17 MiB idle). A background service on a laptop
-// should hold what it needs, so once a load has ended and nothing has been
-// in flight for a while, a collection runs and the heap it frees goes back
-// to the system. (The free heap is no guide before that collection: the
-// dead streams' buffers still count as objects until one runs.)
+// slowly: a minute after 500 slow streams the bare proxy still holds its
+// peak (docs/benchmarks.md, "The idle memory release"). A background
+// service on a laptop should hold what it needs, so once a load has ended
+// and nothing has been in flight for a while, a collection runs and the
+// heap it frees goes back to the system. (The free heap is no guide before
+// that collection: the dead streams' buffers still count as objects until
+// one runs.)
 //
 // When: once, late, after an ordinary load (lateChecks quiet checks,
 // after the kept-alive connections the load left have closed with their
-// buffers). A burst of streams that comes back within that time (a person
-// working, or the 256-stream waves of the bench) finds its heap still
-// there, where a release between the bursts would leave the collector a
-// small heap goal that the next burst outgrows at once: a collection with
-// its assists in the middle of the streams (the bench's 256-stream series
-// saw one after every such release). Early too (idleChecks) after a load
-// whose memory is worth handing back soon: a large request body (counted
-// by the proxy, LargeBodies; issue 27's 50 MB chunked upload refused at
-// max_body took RSS from 98 to 173 MiB, and it stayed), or memory held
-// bigHeld above what it was after the last release.
+// buffers), so that a person's next burst finds its heap still there.
+// Early too (idleChecks) after a load that grew memory by bigHeld or more
+// over what was held after the last release.
 //
 // A load is seen by a request in flight at a check, or by the memory held
 // grown by heldGrowth since memory last went back: a burst shorter than
@@ -47,32 +41,26 @@ const (
 	// file, the history, a usage poll) moves it by, below what a burst of
 	// a hundred streams grows it by.
 	heldGrowth = 16 << 20
-	// bigHeld above what was kept is too much to hold for lateChecks.
-	bigHeld = 64 << 20
+	// bigHeld above what was kept is too much to hold for lateChecks: a
+	// request body read whole near max_body (a 50 MB upload refused at
+	// 32 MiB grows it by 32 MiB) or a burst of some hundred streams.
+	bigHeld = 24 << 20
 )
 
 // memRelease is the idle watcher's state: how many checks in a row saw
 // nothing in flight, whether a load was seen since memory last went back
 // (a process that served nothing has nothing to give back) and whether it
 // calls for an early release, what the runtime held then (kept), the most
-// it held since a load was last seen (peak), and the proxy's count of
-// large bodies at the last check.
+// it held since a load was last seen (peak).
 type memRelease struct {
 	idle        int
 	busy, early bool
 	kept, peak  uint64
-	bodies      int64
 }
 
-// check says, for what one check saw (requests in flight, memory held,
-// large bodies read so far), whether to hand memory back now.
-func (m *memRelease) check(inFlight int64, held uint64, bodies int64) bool {
-	if bodies != m.bodies {
-		// A large body since the last check: its quiet spell starts
-		// now, or when the requests in flight end.
-		m.bodies, m.idle, m.busy, m.early = bodies, 0, true, true
-		m.peak = max(m.peak, held)
-	}
+// check says, for what one check saw (requests in flight, memory held),
+// whether to hand memory back now.
+func (m *memRelease) check(inFlight int64, held uint64) bool {
 	if inFlight > 0 {
 		m.idle, m.busy, m.peak = 0, true, max(m.peak, held)
 		return false
@@ -125,12 +113,11 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.check(s.proxy.InFlight(), heldMemory(samples), s.proxy.LargeBodies()) {
+		if m.check(s.proxy.InFlight(), heldMemory(samples)) {
 			// Two collections: what a load left in a sync.Pool (its
 			// streams' readers, net/http's connection buffers) outlives
 			// the first as the pool's victim, and only the second frees
-			// it (one held RSS 2.08x idle a minute after 500 streams
-			// where two had held 1.88x).
+			// it.
 			runtime.GC()
 			debug.FreeOSMemory()
 			m.released(heldMemory(samples))

@@ -6,12 +6,12 @@ import (
 )
 
 // releases runs checks of an idle proxy (nothing in flight, memory held
-// steady, no large body) and says at which of them memory went back,
+// steady) and says at which of them memory went back,
 // counting from 1.
-func releases(m *memRelease, checks int, held uint64, bodies int64) []int {
+func releases(m *memRelease, checks int, held uint64) []int {
 	var at []int
 	for i := 1; i <= checks; i++ {
-		if m.check(0, held, bodies) {
+		if m.check(0, held) {
 			at = append(at, i)
 			m.released(held)
 		}
@@ -27,41 +27,22 @@ func releases(m *memRelease, checks int, held uint64, bodies int64) []int {
 func TestMemoryGoesBackLateAfterALoad(t *testing.T) {
 	const held = 10 << 20 // steady: only requests in flight tell of a load
 	m := memRelease{kept: held}
-	if at := releases(&m, 20, held, 0); at != nil {
+	if at := releases(&m, 20, held); at != nil {
 		t.Fatalf("idle from the start: memory went back at checks %v", at)
 	}
-	m.check(3, held, 0) // a load
+	m.check(3, held) // a load
 	for i := 1; i < lateChecks-1; i++ {
-		if m.check(0, held, 0) {
+		if m.check(0, held) {
 			t.Fatalf("quiet check %d after an ordinary load: memory went back early", i)
 		}
 	}
-	m.check(1, held, 0) // a request: the count starts again
-	if at := releases(&m, 30, held, 0); len(at) != 1 || at[0] != lateChecks {
+	m.check(1, held) // a request: the count starts again
+	if at := releases(&m, 30, held); len(at) != 1 || at[0] != lateChecks {
 		t.Fatalf("after the load: memory went back at quiet checks %v, want only %d", at, lateChecks)
 	}
-	m.check(2, held, 0) // the next load
-	if at := releases(&m, 30, held, 0); len(at) != 1 || at[0] != lateChecks {
+	m.check(2, held) // the next load
+	if at := releases(&m, 30, held); len(at) != 1 || at[0] != lateChecks {
 		t.Fatalf("after the next load: memory went back at quiet checks %v, want only %d", at, lateChecks)
-	}
-}
-
-// A large body (counted by the proxy) calls for memory back early, at
-// idleChecks quiet checks after it, and late once more; its quiet spell
-// starts when the requests in flight with it end.
-func TestALargeBodyGivesMemoryBackEarly(t *testing.T) {
-	const held = 10 << 20
-	m := memRelease{kept: held}
-	if at := releases(&m, 3, held, 0); at != nil {
-		t.Fatalf("idle: memory went back at %v", at)
-	}
-	if at := releases(&m, 20, held, 1); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
-		t.Fatalf("after a large body between two checks: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
-	}
-	m.check(4, held, 2) // another, with requests in flight
-	m.check(1, held, 2)
-	if at := releases(&m, 20, held, 2); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
-		t.Fatalf("after a large body in a load: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
 }
 
@@ -75,24 +56,24 @@ func TestALargeBodyGivesMemoryBackEarly(t *testing.T) {
 func TestMemoryGoesBackAfterALoadNoCheckSaw(t *testing.T) {
 	const base = 12 << 20
 	m := memRelease{kept: base} // what the proxy held at its start
-	if at := releases(&m, 10, base+heldGrowth/2, 0); at != nil {
+	if at := releases(&m, 10, base+heldGrowth/2); at != nil {
 		t.Fatalf("an idle proxy's own work: memory went back at %v", at)
 	}
-	if at := releases(&m, 20, base+heldGrowth+40<<20, 0); len(at) != 1 || at[0] != lateChecks {
+	if at := releases(&m, 20, base+heldGrowth+4<<20); len(at) != 1 || at[0] != lateChecks {
 		t.Fatalf("after a burst between two checks: memory went back at quiet checks %v, want only %d", at, lateChecks)
 	}
 	// releases leaves what it was held at as kept.
-	if at := releases(&m, 20, m.kept+heldGrowth, 0); at != nil {
+	if at := releases(&m, 20, m.kept+heldGrowth); at != nil {
 		t.Fatalf("not more than heldGrowth: memory went back at %v", at)
 	}
 	// A burst, and another in its quiet spell: the spell starts again.
 	kept := m.kept
-	m.check(0, kept+heldGrowth+8<<20, 0)
-	m.check(0, kept+heldGrowth+8<<20, 0)
-	if at := releases(&m, 20, kept+2*heldGrowth+16<<20, 0); len(at) != 1 || at[0] != lateChecks {
-		t.Fatalf("after a second burst in the quiet spell: memory went back at quiet checks %v, want only %d", at, lateChecks)
+	m.check(0, kept+heldGrowth+4<<20)
+	m.check(0, kept+heldGrowth+4<<20)
+	if at := releases(&m, 20, kept+2*heldGrowth+8<<20); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+		t.Fatalf("after a second burst in the quiet spell, past bigHeld: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
-	if at := releases(&m, 20, m.kept+bigHeld+8<<20, 0); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
+	if at := releases(&m, 20, m.kept+bigHeld+8<<20); len(at) != 2 || at[0] != idleChecks || at[1] != lateChecks {
 		t.Fatalf("after a burst that grew memory by more than bigHeld: memory went back at quiet checks %v, want %d and %d", at, idleChecks, lateChecks)
 	}
 }
@@ -122,11 +103,11 @@ func TestALoadsOwnMemoryKeepsItsQuietSpell(t *testing.T) {
 	} {
 		m := memRelease{kept: base}
 		for _, held := range []uint64{base + c.grown/3, base + c.grown} {
-			if m.check(5, held, 0) {
+			if m.check(5, held) {
 				t.Fatalf("%s: memory went back with requests in flight", c.name)
 			}
 		}
-		at := releases(&m, 20, base+c.grown, 0)
+		at := releases(&m, 20, base+c.grown)
 		if len(at) != len(c.want) || at[0] != c.want[0] || at[len(at)-1] != c.want[len(c.want)-1] {
 			t.Fatalf("%s: memory went back at quiet checks %v, want %v", c.name, at, c.want)
 		}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/guard"
 	"github.com/subpool/subpool/proxy/metering"
+	"github.com/subpool/subpool/proxy/policy"
 )
 
 // Client is the holder of one client key: a tool, by name, and what the
@@ -22,7 +22,7 @@ type Client struct {
 	Providers []string
 	// Models are globs ('*' any run of characters) of the model names the
 	// key may ask for; empty: all. An alias is allowed when its own name
-	// or one of its targets matches (config.Glob).
+	// or one of its targets matches (policy.Glob).
 	Models []string
 }
 
@@ -39,7 +39,7 @@ func (c Client) AllowsModel(model string) bool {
 		return true
 	}
 	for _, g := range c.Models {
-		if config.Glob(g, model) {
+		if policy.Glob(g, model) {
 			return true
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/proxy/api"
+	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/pool"
 )
 
@@ -177,7 +177,7 @@ func (p *Proxy) askModelsWith(prov *Provider, lease *pool.Lease) ([]upstreamMode
 		// pins, and names no client (no originator, no user-agent).
 		path = "/models?client_version=" + codexWireVersion
 	}
-	req, err := http.NewRequestWithContext(egress.WithProxy(ctx, au.Proxy), http.MethodGet, strings.TrimRight(base, "/")+path, nil)
+	req, err := http.NewRequestWithContext(auth.WithProxy(ctx, au.Proxy), http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {
 		return nil, err
 	}

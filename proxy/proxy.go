@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
@@ -57,7 +56,7 @@ type Options struct {
 	AllowRemote  bool
 	AllowOrigins []string
 
-	MaxBody int64 // default config.DefaultMaxBody
+	MaxBody int64 // default policy.DefaultMaxBody
 	// BodyTimeout bounds the reading of one request body, so a client that
 	// stalls mid-upload does not hold a connection for ever; default
 	// DefaultBodyTimeout, long enough for a long conversation on a slow link.
@@ -83,11 +82,6 @@ type Options struct {
 	// Jitter returns a value in [0,1) for capacity back-off; tests pin it.
 	Jitter func() float64
 	Logf   func(format string, args ...any)
-	// Crowd, when set, is called as the requests in flight reach
-	// crowdStep and at each doubling after it, on the request's own
-	// goroutine: the daemon lifts the collector's goal for a crowd
-	// (daemon/gcfloor.go). It must be quick.
-	Crowd func()
 }
 
 // Proxy is the http.Handler for the model routes.
@@ -99,7 +93,6 @@ type Proxy struct {
 	refused  guard.Refusals
 	secrets  secrets // the credentials' auth sent so far, kept out of relayed bodies
 	inFlight atomic.Int64
-	large    atomic.Int64 // request bodies of largeBody or more read so far
 	byClient clientCounts
 	models   modelLists
 }
@@ -168,7 +161,7 @@ func (p *Proxy) Tune(pol policy.Config, maxBody int64) {
 		pol.IdleTimeout = def.IdleTimeout
 	}
 	if maxBody <= 0 {
-		maxBody = config.DefaultMaxBody
+		maxBody = policy.DefaultMaxBody
 	}
 	p.limits.Store(&limits{pol: pol, maxBody: maxBody})
 }
@@ -190,25 +183,6 @@ func (p *Proxy) Refusals() *guard.Refusals { return &p.refused }
 
 // InFlight is the number of requests being served now.
 func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
-
-// crowdStep is the first count of requests in flight Options.Crowd is
-// told of; it is told again at each doubling.
-const crowdStep = 32
-
-// largeBody is the size from which a request body counts as large: one
-// such body grows the heap by more than a whole ordinary request does.
-const largeBody = 1 << 20
-
-// LargeBodies counts the request bodies of a MiB or more read (or decoded)
-// since the start: the idle memory watcher gives memory back soon after
-// one, since a single body can hold more than a burst of streams.
-func (p *Proxy) LargeBodies() int64 { return p.large.Load() }
-
-func (p *Proxy) noteBody(n int64) {
-	if n >= largeBody {
-		p.large.Add(1)
-	}
-}
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	guard.SecurityHeaders(w.Header())
@@ -249,9 +223,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := clientName(r)
-	if n := p.inFlight.Add(1); n >= crowdStep && n&(n-1) == 0 && p.o.Crowd != nil {
-		p.o.Crowd()
-	}
+	p.inFlight.Add(1)
 	p.byClient.add(name, 1)
 	defer func() {
 		p.inFlight.Add(-1)

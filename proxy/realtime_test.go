@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,30 +91,5 @@ func TestRealTimeStalledBodyIsCutOff(t *testing.T) {
 	resp, body := e.post("/v1/messages", msgBody)
 	if resp.StatusCode != 200 {
 		t.Fatalf("an answer slower than the body deadline: %d %s", resp.StatusCode, body)
-	}
-}
-
-// The daemon is told of a crowd as the requests in flight reach
-// crowdStep and again at each doubling: 70 requests held open at once by
-// a slow upstream tell it twice (32, 64), and no more as they end.
-func TestRealTimeCrowdIsToldAtEachDoubling(t *testing.T) {
-	var told atomic.Int32
-	e := newEnv(t, true, func(o *Options, so *simOpts) {
-		so.Latency = time.Second
-		o.Crowd = func() { told.Add(1) }
-	})
-	e.key("anthropic", "key-a")
-	const n = 70
-	var chs []<-chan result
-	for range n {
-		chs = append(chs, e.async(context.Background(), "/v1/messages", msgBody))
-	}
-	for _, ch := range chs {
-		if r := <-ch; r.resp == nil || r.resp.StatusCode != 200 {
-			t.Fatalf("a request of the crowd: %+v", r)
-		}
-	}
-	if got := told.Load(); got != 2 {
-		t.Fatalf("%d requests at once: told of a crowd %d times, want 2 (at %d and %d)", n, got, crowdStep, 2*crowdStep)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/proxy/auth"
 )
 
@@ -73,7 +72,7 @@ func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	out, err := http.NewRequestWithContext(egress.WithProxy(ctx, au.Proxy), rn.r.Method, u, body)
+	out, err := http.NewRequestWithContext(auth.WithProxy(ctx, au.Proxy), rn.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}

@@ -100,9 +100,6 @@ func (p *Proxy) readRequest(rq *request, wire Wire, maxBody int64) (body []byte,
 	body, err := readBody(w, r, maxBody, time.Now().Add(p.o.BodyTimeout)) // a connection deadline: wall time
 	switch {
 	case errors.Is(err, errTooLarge):
-		if r.ContentLength < 0 {
-			p.noteBody(maxBody) // read up to the limit before it was refused
-		}
 		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The client stalled mid-upload: it is told, and the connection
@@ -120,18 +117,15 @@ func (p *Proxy) readRequest(rq *request, wire Wire, maxBody int64) (body []byte,
 		w.Header().Set("Connection", "close")
 		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, "the request body could not be read ("+err.Error()+"); send it with a valid Content-Length or chunked Transfer-Encoding"))
 	}
-	p.noteBody(int64(len(body)))
 	plain, asCame, err := decodeBody(r.Header, body, maxBody)
 	switch {
 	case errors.Is(err, errTooLarge):
-		p.noteBody(maxBody)
 		return nil, false, answered(refuse(w, wire, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body decompresses to more than max_body (%d bytes); raise max_body in config.toml if this is intended", maxBody)))
 	case err != nil:
 		return nil, false, answered(refuse(w, wire, http.StatusBadRequest, err.Error()))
 	case plain == nil:
 		return body, false, nil
 	}
-	p.noteBody(int64(len(plain)))
 	rq.plain = plain
 	if asCame {
 		return body, false, nil

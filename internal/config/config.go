@@ -162,9 +162,6 @@ type Provider struct {
 	ChatOnly bool
 }
 
-// DefaultMaxBody bounds a request body unless max_body says otherwise.
-const DefaultMaxBody = 32 << 20
-
 // Default returns the configuration a fresh home starts with. The
 // engine's defaults are its packages' own (policy.Defaults, the pool's
 // ladder), written once there.
@@ -173,7 +170,7 @@ func Default() Config {
 	return Config{
 		Listen:           "127.0.0.1:8787",
 		RequireClientKey: true,
-		MaxBody:          DefaultMaxBody,
+		MaxBody:          policy.DefaultMaxBody,
 		KeychainBackend:  "os",
 		Providers: map[string]Provider{
 			Anthropic: {

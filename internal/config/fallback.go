@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/subpool/subpool/proxy/policy"
 )
 
 // Strength tiers: how a model of one provider maps to a model of another.
@@ -109,7 +111,7 @@ func (f Fallback) Targets(provider, model string) []Target {
 	}
 	var out []Target
 	for _, r := range f.Ladders[provider] {
-		if len(r.Match) > 0 && !slices.ContainsFunc(r.Match, func(p string) bool { return Glob(p, model) }) {
+		if len(r.Match) > 0 && !slices.ContainsFunc(r.Match, func(p string) bool { return policy.Glob(p, model) }) {
 			continue
 		}
 		m := r.Model
@@ -128,7 +130,7 @@ func (f Fallback) Targets(provider, model string) []Target {
 // medium. Patterns come first so that a user's tiers table always wins.
 func (f Fallback) Tier(provider, model string) string {
 	for _, t := range tierOrder {
-		if slices.ContainsFunc(f.Tiers[provider][t], func(p string) bool { return Glob(p, model) }) {
+		if slices.ContainsFunc(f.Tiers[provider][t], func(p string) bool { return policy.Glob(p, model) }) {
 			return t
 		}
 	}
@@ -149,34 +151,6 @@ func (f Fallback) modelAt(provider, tier string) string {
 		}
 	}
 	return ""
-}
-
-// Glob reports whether s matches pattern, where '*' matches any run of
-// characters (none included) and everything else itself. Model names
-// carry '/' ("openai/gpt-5") and '.', so path.Match's rules would
-// surprise.
-func Glob(pattern, s string) bool {
-	first, rest, wild := strings.Cut(pattern, "*")
-	if !wild {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, first) {
-		return false
-	}
-	s = s[len(first):]
-	// Cut, not Split: Glob runs on every request's model against each
-	// pattern, and Split allocates the pieces every time.
-	for {
-		p, more, wild := strings.Cut(rest, "*")
-		if !wild {
-			return len(s) >= len(p) && strings.HasSuffix(s, p)
-		}
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s, rest = s[i+len(p):], more
-	}
 }
 
 // fallbackFile is the [fallback] table as written. Its keys include

@@ -6,7 +6,7 @@
 // so none of them leaves from another address than the rest: a provider
 // that refuses a region refuses every call that goes around the proxy.
 //
-// A credential's override travels with the request's context (WithProxy),
+// A credential's override travels with the request's context (auth.WithProxy),
 // not in a transport of its own, so one transport and its connection pool
 // serve every credential; net/http keys idle connections by proxy, so two
 // credentials with different proxies never share one.
@@ -16,7 +16,6 @@
 package egress
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/subpool/subpool/proxy/auth"
 )
 
 // Egress resolves the proxy of each outbound request. The zero value
@@ -51,7 +52,7 @@ func (e *Egress) SetGlobal(raw string) error {
 	return nil
 }
 
-// Proxy is http.Transport's Proxy: the context's proxy (WithProxy), else
+// Proxy is http.Transport's Proxy: the context's proxy (auth.WithProxy), else
 // the global one, else the environment's. A loopback destination (a local
 // model server, a callback) is never sent through a configured proxy,
 // which could not reach it; the environment's rules already skip it.
@@ -59,7 +60,7 @@ func (e *Egress) Proxy(req *http.Request) (*url.URL, error) {
 	if loopback(req.URL.Hostname()) {
 		return nil, nil
 	}
-	if u, _ := req.Context().Value(ctxKey{}).(*url.URL); u != nil {
+	if u := auth.ProxyOf(req.Context()); u != nil {
 		return u, nil
 	}
 	if u := e.global.Load(); u != nil {
@@ -85,17 +86,6 @@ func (e *Egress) Transport(headerTimeout time.Duration) *http.Transport {
 // usage polls and Code Assist's setup, short calls that must not hang.
 func Client(rt http.RoundTripper, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: rt, Timeout: timeout}
-}
-
-type ctxKey struct{}
-
-// WithProxy makes u the proxy of requests made with ctx: a credential's
-// own. A nil u leaves ctx as it is (the global proxy applies).
-func WithProxy(ctx context.Context, u *url.URL) context.Context {
-	if u == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, ctxKey{}, u)
 }
 
 // Parse checks a proxy address: http://, https://, socks5:// or

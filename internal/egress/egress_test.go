@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/subpool/subpool/internal/egress/egresstest"
+	"github.com/subpool/subpool/proxy/auth"
 )
 
 // socks5 is a SOCKS5 server on loopback (RFC 1928, with RFC 1929's
@@ -167,7 +168,7 @@ func TestProxyOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequestWithContext(WithProxy(context.Background(), c.own), http.MethodGet, c.target, nil)
+		req, _ := http.NewRequestWithContext(auth.WithProxy(context.Background(), c.own), http.MethodGet, c.target, nil)
 		u, err := e.Proxy(req)
 		got := ""
 		if u != nil {
@@ -220,7 +221,7 @@ func TestHTTPSTunnelsThroughTheProxyOfTheCall(t *testing.T) {
 	tr.TLSClientConfig = up.Client().Transport.(*http.Transport).TLSClientConfig
 	c := Client(tr, 0)
 	ownURL, _ := Parse("http://" + own.Addr)
-	for _, ctx := range []context.Context{context.Background(), WithProxy(context.Background(), ownURL)} {
+	for _, ctx := range []context.Context{context.Background(), auth.WithProxy(context.Background(), ownURL)} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com:"+port+"/v1/responses", nil)
 		resp, err := c.Do(req)
 		if err != nil {

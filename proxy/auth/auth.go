@@ -36,7 +36,7 @@ type Auth struct {
 	Profile *classify.Profile
 	// Proxy is the credential's own egress proxy (add-key/login
 	// --proxy); nil leaves [network] proxy or the environment's. The
-	// engine sends with egress.WithProxy, so the one transport dials it.
+	// engine sends with WithProxy, so the one transport dials it.
 	Proxy *url.URL
 }
 
@@ -57,3 +57,23 @@ var ErrRelogin = errors.New("log in again")
 // ErrNoRefresh is returned for refresh on a credential that has nothing to
 // refresh (an API key).
 var ErrNoRefresh = errors.New("credential cannot be refreshed")
+
+// proxyKey carries a call's own egress proxy on its context.
+type proxyKey struct{}
+
+// WithProxy makes u the proxy of requests made with ctx: a credential's
+// own. A nil u leaves ctx as it is (the global proxy applies). The key
+// lives here, below the engine, so the engine sends with it and
+// internal/egress's transport reads it without either importing the other.
+func WithProxy(ctx context.Context, u *url.URL) context.Context {
+	if u == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, proxyKey{}, u)
+}
+
+// ProxyOf is the proxy WithProxy put on ctx, or nil.
+func ProxyOf(ctx context.Context) *url.URL {
+	u, _ := ctx.Value(proxyKey{}).(*url.URL)
+	return u
+}

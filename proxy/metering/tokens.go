@@ -111,7 +111,7 @@ func (m *Meter) JSON(body []byte) {
 // top, response and message_start read only the usage object: a whole
 // answer (or a response.completed event, which repeats the answer) can be
 // large, and decoding all of it to read a few counts cost more than the
-// rest of the proxy's work on a request (bench/findings_served.go). gjson
+// rest of the proxy's work on a request (issue 27's profile). gjson
 // finds the object without decoding what is around it, and reads its
 // counts without reflection.
 func (m *Meter) top(data []byte) { m.at(data, "usage") }

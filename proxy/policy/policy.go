@@ -144,6 +144,9 @@ type Config struct {
 	IdleTimeout       time.Duration
 }
 
+// DefaultMaxBody bounds a request body unless max_body says otherwise.
+const DefaultMaxBody = 32 << 20
+
 // Defaults is the policy a fresh config.toml gives; config.Default and
 // the proxy's zero Options take their values from here, so each default
 // is written once.
