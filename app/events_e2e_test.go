@@ -69,27 +69,8 @@ func TestEventStreamScenario(t *testing.T) {
 		{api.EventReloginRequired, "bravo", nil},
 		{api.EventRequestFinished, "", func(e api.Event) bool { return e.Status == 429 }},
 	}
-	var got []api.Event
 	var raw strings.Builder
-	var last uint64
-	for len(got) < len(want) {
-		select {
-		case e := <-evs:
-			b, _ := json.Marshal(e)
-			raw.Write(b)
-			if e.ID <= last {
-				t.Fatalf("ids not increasing: %d after %d", e.ID, last)
-			}
-			last = e.ID
-			switch e.Type {
-			case api.EventCooldownStarted, api.EventRotated, api.EventWaitStarted, api.EventWaitEnded,
-				api.EventRequestFinished, api.EventParked, api.EventReloginRequired:
-				got = append(got, e)
-			}
-		case <-ctx.Done():
-			t.Fatalf("only got %d of %d events: %+v", len(got), len(want), got)
-		}
-	}
+	got := collectDecisions(t, ctx, evs, len(want), &raw)
 	for i, w := range want {
 		e := got[i]
 		if e.Type != w.typ || (w.cred != "" && e.CredentialID != ids[w.cred]) || (w.check != nil && !w.check(e)) {
@@ -107,4 +88,32 @@ func TestEventStreamScenario(t *testing.T) {
 			t.Fatal("a secret is in an event or the status")
 		}
 	}
+}
+
+// collectDecisions reads evs until n decision events came (the kinds
+// TestEventStreamScenario checks), with ids increasing, and writes every
+// event's JSON to raw.
+func collectDecisions(t *testing.T, ctx context.Context, evs <-chan api.Event, n int, raw *strings.Builder) []api.Event {
+	t.Helper()
+	var got []api.Event
+	var last uint64
+	for len(got) < n {
+		select {
+		case e := <-evs:
+			b, _ := json.Marshal(e)
+			raw.Write(b)
+			if e.ID <= last {
+				t.Fatalf("ids not increasing: %d after %d", e.ID, last)
+			}
+			last = e.ID
+			switch e.Type {
+			case api.EventCooldownStarted, api.EventRotated, api.EventWaitStarted, api.EventWaitEnded,
+				api.EventRequestFinished, api.EventParked, api.EventReloginRequired:
+				got = append(got, e)
+			}
+		case <-ctx.Done():
+			t.Fatalf("only got %d of %d events: %+v", len(got), n, got)
+		}
+	}
+	return got
 }

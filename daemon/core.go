@@ -1,11 +1,9 @@
 package daemon
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -31,7 +29,7 @@ type core struct {
 	cfg    config.Config
 	clk    clock.Clock
 	keys   func() (keychain.Store, error) // opened on first use: list needs no keychain
-	store  *stateStore                    // nil for the demo, which keeps nothing
+	store  files                          // noFiles for the demo, which keeps nothing
 	pool   *pool.Pool
 	events api.Emitter
 	logf   func(string, ...any)
@@ -55,7 +53,7 @@ type core struct {
 	loginClient *http.Client
 }
 
-func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store *stateStore, em api.Emitter, logf func(string, ...any)) *core {
+func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store files, em api.Emitter, logf func(string, ...any)) *core {
 	c := &core{cfg: cfg, clk: clk, keys: keys, store: store, events: em, logf: logf, listen: cfg.Listen, start: clk.Now(),
 		subs: cfg.Subscriptions, proxies: &credProxies{}}
 	c.pool = pool.New(clk, pool.Config{Ladder: cfg.Ladder, ResetAfter: cfg.ResetAfter, MaxInFlight: cfg.MaxInFlight}, em)
@@ -67,9 +65,6 @@ func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, er
 
 // load restores credentials and pool state from the home.
 func (c *core) load() error {
-	if c.store == nil {
-		return nil
-	}
 	recs, err := c.store.loadCreds()
 	if err != nil {
 		return err
@@ -118,24 +113,19 @@ func (c *core) editRecord(id string, edit func(*CredentialRecord)) (CredentialRe
 	if rec == was {
 		return rec, false, nil
 	}
-	if c.store != nil {
-		if err := c.store.saveCreds(recs); err != nil {
-			c.mu.Lock()
-			if i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id }); i >= 0 {
-				c.creds[i] = was
-			}
-			c.mu.Unlock()
-			return was, false, err
+	if err := c.store.saveCreds(recs); err != nil {
+		c.mu.Lock()
+		if i := slices.IndexFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id }); i >= 0 {
+			c.creds[i] = was
 		}
+		c.mu.Unlock()
+		return was, false, err
 	}
 	return rec, true, nil
 }
 
 // saveState writes the pool's state file.
 func (c *core) saveState() error {
-	if c.store == nil {
-		return nil
-	}
 	return c.store.save(stateDoc{Pool: c.pool.State()})
 }
 
@@ -148,77 +138,6 @@ func (c *core) record(id string) (CredentialRecord, bool) {
 		}
 	}
 	return CredentialRecord{}, false
-}
-
-// Status implements admin.Backend.
-func (c *core) Status(ctx context.Context) api.Status {
-	b := Build()
-	st := api.Status{Version: b.Version, Commit: b.Commit, Built: b.Date, Listen: c.listen, StartedAt: c.start.UTC(), Now: c.clk.Now().UTC()}
-	for _, name := range c.cfg.ProviderNames() {
-		p := c.cfg.Providers[name]
-		creds := c.pool.Status(name)
-		if creds == nil {
-			creds = []api.CredentialStatus{}
-		}
-		st.Providers = append(st.Providers, api.ProviderStatus{
-			Name: name, Wire: p.Wire, LimitScope: p.LimitScope,
-			Cooldown: c.pool.ProviderCooldown(name), Credentials: creds,
-		})
-	}
-	return st
-}
-
-// AddCredential implements admin.Backend: the secret goes to the keychain
-// first, so a credential is never listed without one.
-func (c *core) AddCredential(ctx context.Context, req api.AddCredential) (string, error) {
-	rec, secret, err := c.validateAdd(req)
-	if err != nil {
-		return "", err
-	}
-	keys, err := c.keys()
-	if err != nil {
-		return "", err
-	}
-	if id := c.awaitingRelogin(rec); id != "" {
-		// "Log in again" on a parked login: same row, fresh tokens.
-		if err := keys.Set(SecretKey(id), secret); err != nil {
-			return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
-		}
-		if c.onRemove != nil {
-			c.onRemove(id) // drop cached tokens of the dead login
-		}
-		if rec.Proxy != "" {
-			if err := c.setProxy(id, rec.Proxy); err != nil {
-				return "", err
-			}
-		}
-		c.pool.Unpark(id)
-		return id, c.saveState()
-	}
-	c.addMu.Lock() // one check-then-add at a time
-	defer c.addMu.Unlock()
-	if err := c.duplicateOf(rec, secret, keys); err != nil {
-		return "", err
-	}
-	if err := keys.Set(SecretKey(rec.ID), secret); err != nil {
-		return "", fmt.Errorf("cannot store the secret in the %s keychain: %w", keys.Name(), err)
-	}
-	c.mu.Lock()
-	c.creds = append(c.creds, rec)
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	if c.store != nil {
-		if err := c.store.saveCreds(recs); err != nil {
-			c.mu.Lock()
-			c.creds = slices.DeleteFunc(c.creds, func(r CredentialRecord) bool { return r.ID == rec.ID })
-			c.mu.Unlock()
-			keys.Delete(SecretKey(rec.ID))
-			return "", err
-		}
-	}
-	c.proxies.set(rec.ID, rec.Proxy)
-	c.pool.Add(c.poolCred(rec))
-	return rec.ID, nil
 }
 
 func (c *core) validateAdd(req api.AddCredential) (CredentialRecord, string, error) {
@@ -290,47 +209,11 @@ func (c *core) awaitingRelogin(rec CredentialRecord) string {
 	return ""
 }
 
-// RemoveCredential implements admin.Backend.
-func (c *core) RemoveCredential(ctx context.Context, id string) error {
-	if _, ok := c.record(id); !ok {
-		return api.ErrNotFound
-	}
-	c.mu.Lock()
-	c.creds = slices.DeleteFunc(c.creds, func(r CredentialRecord) bool { return r.ID == id })
-	recs := slices.Clone(c.creds)
-	c.mu.Unlock()
-	if c.store != nil {
-		if err := c.store.saveCreds(recs); err != nil {
-			return err
-		}
-	}
-	c.pool.Remove(id)
-	c.proxies.set(id, "")
-	if c.onRemove != nil {
-		c.onRemove(id)
-	}
-	if keys, err := c.keys(); err == nil {
-		if err := keys.Delete(SecretKey(id)); err != nil && !isNotFound(err) {
-			c.logf("warning: credential %s removed, but its secret could not be deleted from the keychain: %v", id, err)
-		}
-	}
-	return c.saveState()
-}
-
-func (c *core) Pause(ctx context.Context, id string) error  { return c.poolOp(id, c.pool.Pause) }
-func (c *core) Resume(ctx context.Context, id string) error { return c.resume(id) }
-func (c *core) Reset(ctx context.Context, id string) error  { return c.poolOp(id, c.pool.Reset) }
-
 func (c *core) poolOp(id string, op func(string) error) error {
 	if err := op(id); err != nil {
 		return api.ErrNotFound
 	}
 	return c.saveState()
-}
-
-// StartLogin implements admin.Backend.
-func (c *core) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf, c.loginClient)
 }
 
 // SecretKey is the keychain name of credential id's secret.
@@ -346,15 +229,4 @@ func newCredID(provider string) string {
 
 func isNotFound(err error) bool {
 	return err != nil && (err == keychain.ErrNotFound || strings.Contains(err.Error(), keychain.ErrNotFound.Error()))
-}
-
-// Reserve implements admin.Backend.
-func (c *core) Reserve(ctx context.Context, id string, percent int) error {
-	if err := c.pool.SetReserve(id, percent); err != nil {
-		if errors.Is(err, pool.ErrUnknown) {
-			return api.ErrNotFound
-		}
-		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
-	}
-	return c.saveState()
 }

@@ -18,7 +18,7 @@ import (
 func TestReloginReplacesParkedLogin(t *testing.T) {
 	keys := keychain.NewMemory()
 	c := newCore(config.Default(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-		func() (keychain.Store, error) { return keys, nil }, nil, api.Discard, t.Logf)
+		func() (keychain.Store, error) { return keys, nil }, noFiles{}, api.Discard, t.Logf)
 	ctx := context.Background()
 	login := func(access string) string {
 		id, err := c.AddCredential(ctx, api.AddCredential{Provider: "anthropic", Label: "ada@example.com", Kind: api.KindOAuth,
@@ -61,7 +61,7 @@ func TestReloginReplacesParkedLogin(t *testing.T) {
 func TestAddRefusesDuplicates(t *testing.T) {
 	keys := keychain.NewMemory()
 	c := newCore(config.Default(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-		func() (keychain.Store, error) { return keys, nil }, nil, api.Discard, t.Logf)
+		func() (keychain.Store, error) { return keys, nil }, noFiles{}, api.Discard, t.Logf)
 	ctx := context.Background()
 	add := func(provider, label, key string) (string, error) {
 		return c.AddCredential(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindAPIKey, Secret: map[string]string{"key": key}})

@@ -64,7 +64,8 @@ type Options struct {
 // API's Backend itself; opened in place (Open), it is the same Backend for
 // CLI verbs when no proxy answers.
 type Daemon struct {
-	cfg config.Config
+	mode mode
+	cfg  config.Config
 	*core
 	hub        *events.Hub
 	proxy      *proxy.Proxy
@@ -83,7 +84,7 @@ type Daemon struct {
 	clientsLoad func() error
 	clientsMu   sync.Mutex
 	live        liveConfig // what a reload changes (reload.go)
-	reloader    *reloader  // nil for the demo
+	reloader    *reloader  // nil unless mode.reloads
 	logf        func(string, ...any)
 	// egress decides each outbound call's proxy and out is the one
 	// transport over it (egress.go); netProxy is [network] proxy as
@@ -102,9 +103,6 @@ type Daemon struct {
 	serveErr    chan error
 	stopOnce    sync.Once
 }
-
-// The Daemon is the admin API's Backend itself, served or opened in place.
-var _ admin.Backend = (*Daemon)(nil)
 
 // AddrInUseError is returned when the address is taken; the message names
 // the address and who holds it.
@@ -133,16 +131,16 @@ func Start(o Options) (*Daemon, error) {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	s := &Daemon{logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
+	d := &Daemon{mode: o.mode(), logf: logf, saveCh: make(chan struct{}, 1), stopSave: make(chan struct{}), saveDone: make(chan struct{}), serveErr: make(chan error, 1)}
 	cfg, err := startConfig(o)
 	if err != nil {
 		return nil, err
 	}
-	s.cfg = cfg
-	if s.egress, s.out, err = outbound(cfg, o.Transport); err != nil {
+	d.cfg = cfg
+	if d.egress, d.out, err = outbound(cfg, o.Transport); err != nil {
 		return nil, err
 	}
-	s.netProxy = cfg.Network.Proxy
+	d.netProxy = cfg.Network.Proxy
 	ln, err := listen(cfg.Listen)
 	if err != nil {
 		return nil, err
@@ -150,31 +148,31 @@ func Start(o Options) (*Daemon, error) {
 	if o.WrapListener != nil {
 		ln = o.WrapListener(ln)
 	}
-	s.ln, s.addr = ln, ln.Addr().String()
-	if err := s.open(o, clk); err != nil {
+	d.ln, d.addr = ln, ln.Addr().String()
+	if err := d.open(o, clk); err != nil {
 		ln.Close()
-		if s.lock != nil {
-			s.lock.Close()
+		if d.lock != nil {
+			d.lock.Close()
 		}
 		return nil, err
 	}
-	transport := s.out
-	s.proxy = s.newProxy(clk, transport)
-	s.clients.inFlight = s.proxy.InFlightByClient
-	s.admin = admin.New(admin.Options{Token: s.adminToken, AllowRemote: cfg.AllowRemote, Hub: s.hub, Backend: s, Clock: clk, Logf: logf,
-		Refusals: s.proxy.Refusals(), History: s.historyAPI})
-	s.http = s.newHTTPServer()
-	s.startLoops(o, clk, transport)
-	go func() { s.serveErr <- s.http.Serve(ln) }()
-	s.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + s.addr})
-	return s, nil
+	transport := d.out
+	d.proxy = d.newProxy(clk, transport)
+	d.clients.inFlight = d.proxy.InFlightByClient
+	d.admin = admin.New(admin.Options{Token: d.adminToken, AllowRemote: cfg.AllowRemote, Hub: d.hub, Backend: d, Clock: clk, Logf: logf,
+		Refusals: d.proxy.Refusals(), History: d.historyAPI})
+	d.http = d.newHTTPServer()
+	d.startLoops(o, clk, transport)
+	go func() { d.serveErr <- d.http.Serve(ln) }()
+	d.hub.Emit(api.Event{Type: api.EventProxyStarted, Reason: "listening on " + d.addr})
+	return d, nil
 }
 
 // startConfig is the configuration o starts with: the demo's, else the
 // home's config.toml, with --listen applied.
 func startConfig(o Options) (config.Config, error) {
 	var cfg config.Config
-	if o.Config != nil {
+	if o.mode() == demo {
 		cfg = *o.Config
 	} else {
 		var err error
@@ -207,36 +205,36 @@ func listen(addr string) (net.Listener, error) {
 // open loads what the daemon owns: the home (or the demo's memory), the
 // hub, the client keys, the credentials and their state, the history and
 // the secrets. The caller closes the listener and the lock on an error.
-func (s *Daemon) open(o Options, clk clock.Clock) error {
-	keysFn, store, err := s.claim(o)
+func (d *Daemon) open(o Options, clk clock.Clock) error {
+	keysFn, store, err := d.claim(o)
 	if err != nil {
 		return err
 	}
-	s.hub = events.NewHub(clk, 1024)
-	if err := s.loadClients(o, s.cfg, keysFn, clk, s.logf); err != nil {
+	d.hub = events.NewHub(clk, 1024)
+	if err := d.loadClients(o, d.cfg, keysFn, clk, d.logf); err != nil {
 		return err
 	}
-	s.core = newCore(s.cfg, clk, keysFn, store, s.hub, s.logf)
-	s.core.listen = s.addr
-	if err := s.core.load(); err != nil {
+	d.core = newCore(d.cfg, clk, keysFn, store, d.hub, d.logf)
+	d.core.listen = d.addr
+	if err := d.core.load(); err != nil {
 		return err
 	}
-	s.core.pool.OnChange(func() {
+	d.core.pool.OnChange(func() {
 		select {
-		case s.saveCh <- struct{}{}:
+		case d.saveCh <- struct{}{}:
 		default:
 		}
 	})
-	s.historyAPI = s.historyFor(o, clk)
-	s.secrets = newSecrets(keysFn, s.cfg.Providers)
-	s.secrets.proxies = s.core.proxies
-	s.secrets.parkRegion = func(id, reason string) { s.core.pool.Park(id, "", api.ParkRegion, reason) }
-	s.core.loginClient = egress.Client(s.out, outboundTimeout)
-	s.secrets.projects.client = egress.Client(s.out, outboundTimeout)
-	s.secrets.oauth = newOAuthManager(clk, keysFn, s.hub, s.logf, s.core.pool.SetExpiry, egress.Client(s.out, outboundTimeout), s.core.proxies.withCredential)
-	s.core.onRemove = func(id string) {
-		s.secrets.forget(id)
-		s.secrets.oauth.Forget(id)
+	d.historyAPI = d.historyFor(o, clk)
+	d.secrets = newSecrets(keysFn, d.cfg.Providers)
+	d.secrets.proxies = d.core.proxies
+	d.secrets.parkRegion = func(id, reason string) { d.core.pool.Park(id, "", api.ParkRegion, reason) }
+	d.core.loginClient = egress.Client(d.out, outboundTimeout)
+	d.secrets.projects.client = egress.Client(d.out, outboundTimeout)
+	d.secrets.oauth = newOAuthManager(clk, keysFn, d.hub, d.logf, d.core.pool.SetExpiry, egress.Client(d.out, outboundTimeout), d.core.proxies.withCredential)
+	d.core.onRemove = func(id string) {
+		d.secrets.forget(id)
+		d.secrets.oauth.Forget(id)
 	}
 	return nil
 }
@@ -244,14 +242,14 @@ func (s *Daemon) open(o Options, clk clock.Clock) error {
 // claim takes the home: its lock (with the address written in it), its
 // keychain, its state file and its admin token. The demo claims nothing:
 // its keys are in memory and its token is new.
-func (s *Daemon) claim(o Options) (func() (keychain.Store, error), *stateStore, error) {
-	if o.Config != nil {
+func (d *Daemon) claim(o Options) (func() (keychain.Store, error), files, error) {
+	if !d.mode.ownsHome() {
 		keys := o.Keys
 		if keys == nil {
 			keys = keychain.NewMemory()
 		}
-		s.adminToken = randomToken(32)
-		return func() (keychain.Store, error) { return keys, nil }, nil, nil
+		d.adminToken = randomToken(32)
+		return func() (keychain.Store, error) { return keys, nil }, noFiles{}, nil
 	}
 	lock, err := tryLock(filepath.Join(o.Home, lockFile))
 	if errors.Is(err, errLocked) {
@@ -260,39 +258,39 @@ func (s *Daemon) claim(o Options) (func() (keychain.Store, error), *stateStore, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot lock %s: %v", o.Home, err)
 	}
-	s.lock = lock
+	d.lock = lock
 	// Where this proxy really listens (--listen may differ from the
 	// config): the CLI verbs and the tray read it to find us.
 	if err := lock.Truncate(0); err == nil {
-		lock.WriteAt([]byte(s.addr+"\n"), 0)
+		lock.WriteAt([]byte(d.addr+"\n"), 0)
 	}
-	keys, warn, err := keychain.Open(s.cfg.KeychainBackend, o.Home)
+	keys, warn, err := keychain.Open(d.cfg.KeychainBackend, o.Home)
 	if err != nil {
 		return nil, nil, err
 	}
 	if warn != "" {
-		s.logf("warning: %s", warn)
+		d.logf("warning: %s", warn)
 	}
-	if s.adminToken, err = adminToken(o.Home, true); err != nil {
+	if d.adminToken, err = adminToken(o.Home, true); err != nil {
 		return nil, nil, err
 	}
-	return func() (keychain.Store, error) { return keys, nil }, newStateStore(o.Home, s.logf), nil
+	return func() (keychain.Store, error) { return keys, nil }, newStateStore(o.Home, d.logf), nil
 }
 
 // historyFor is what the admin API answers history with. History is the
 // home's; the demo's is in a folder of its own. A file it cannot open
 // turns history off with one line, and the proxy serves on.
-func (s *Daemon) historyFor(o Options, clk clock.Clock) admin.History {
-	if o.Config != nil && o.HistoryHome == "" {
-		return nil
-	}
+func (d *Daemon) historyFor(o Options, clk clock.Clock) admin.History {
 	histHome := o.Home
-	if o.Config != nil {
+	if d.mode == demo {
+		if o.HistoryHome == "" {
+			return nil
+		}
 		histHome = o.HistoryHome
 	}
-	hist, err := s.openHistory(histHome, s.cfg, clk)
+	hist, err := d.openHistory(histHome, d.cfg, clk)
 	if err != nil {
-		s.logf("warning: %v", err)
+		d.logf("warning: %v", err)
 		return admin.HistoryOff{Reason: oneLineErr(err)}
 	}
 	return hist
@@ -300,8 +298,8 @@ func (s *Daemon) historyFor(o Options, clk clock.Clock) admin.History {
 
 // newProxy is the engine over the daemon's pool, secrets, client keys and
 // live config.
-func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.Proxy {
-	cfg := s.cfg
+func (d *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.Proxy {
+	cfg := d.cfg
 	provs := map[string]*proxy.Provider{}
 	for name, p := range cfg.Providers {
 		// Custom keeps a built-in provider's own table when the name and
@@ -310,11 +308,11 @@ func (s *Daemon) newProxy(clk clock.Clock, transport http.RoundTripper) *proxy.P
 		provs[name] = &proxy.Provider{Name: name, Wire: p.Wire, BaseURL: p.BaseURL, Profile: prof, ChatOnly: p.ChatOnly}
 	}
 	return proxy.New(proxy.Options{
-		Clock: clk, Pool: s.core.pool, Auth: s.secrets, Events: history.Tee(s.hub, s.history), Providers: provs,
-		Clients: s.clients.lookup, Aliases: s.live.aliases, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
+		Clock: clk, Pool: d.core.pool, Auth: d.secrets, Events: history.Tee(d.hub, d.history), Providers: provs,
+		Clients: d.clients.lookup, Aliases: d.live.aliases, AllowRemote: cfg.AllowRemote, AllowOrigins: cfg.AllowOrigins,
 		MaxBody: cfg.MaxBody, TransientBackoff: cfg.TransientBackoff, MaxAttempts: cfg.MaxAttempts,
-		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: s.logf,
-		Fallback:          s.live.fallback,
+		SoleProviderMax: cfg.SoleProviderMax, CapacityMax: cfg.CapacityMax, Transport: transport, Logf: d.logf,
+		Fallback:          d.live.fallback,
 		FirstEventTimeout: noDeadline(cfg.FirstEventTimeout), IdleTimeout: noDeadline(cfg.IdleTimeout),
 	})
 }
@@ -330,17 +328,17 @@ func noDeadline(d time.Duration) time.Duration {
 
 // newHTTPServer serves the admin API and the model routes on one
 // listener: the tray and the CLI find the proxy where the editors do.
-func (s *Daemon) newHTTPServer() *http.Server {
+func (d *Daemon) newHTTPServer() *http.Server {
 	// The split is a prefix test, not a ServeMux: a mux cleans the path
 	// first and answers "//", "/./" or "/x/../" with a redirect before
 	// either guard has seen the Host, uncounted and in no provider's
 	// shape. Each handler's guard runs first, on the path as it came.
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/subpool/v1/") {
-			s.admin.ServeHTTP(w, r)
+			d.admin.ServeHTTP(w, r)
 			return
 		}
-		s.proxy.ServeHTTP(w, r)
+		d.proxy.ServeHTTP(w, r)
 	})
 	// Shared by every answer, as net/http spells the key: its capacity is
 	// its length, so an append copies.
@@ -362,37 +360,37 @@ func (s *Daemon) newHTTPServer() *http.Server {
 		IdleTimeout: 30 * time.Second,
 		// Recovered handler panics and accept errors land here; they must
 		// reach the log, not vanish.
-		ErrorLog: log.New(logWriter(s.logf), "", 0),
+		ErrorLog: log.New(logWriter(d.logf), "", 0),
 	}
 }
 
 // startLoops starts what runs beside the requests: login refresh, usage
 // polling, the state file's writer and the config watcher.
-func (s *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTripper) {
-	cfg := s.cfg
+func (d *Daemon) startLoops(o Options, clk clock.Clock, transport http.RoundTripper) {
+	cfg := d.cfg
 	every := o.LoginRefresh
 	if every <= 0 {
 		every = loginRefreshEvery
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s.stopRefresh, s.refreshDone = stop, make(chan struct{})
-	s.core.pool.SetUsage(usageConfig(cfg.Usage))
-	s.pollDone = make(chan struct{})
+	d.stopRefresh, d.refreshDone = stop, make(chan struct{})
+	d.core.pool.SetUsage(usageConfig(cfg.Usage))
+	d.pollDone = make(chan struct{})
 	go func() {
-		defer close(s.refreshDone)
-		r := &refresher{clk: clk, every: every, m: s.secrets.oauth, pool: s.core.pool, providers: cfg.Providers}
+		defer close(d.refreshDone)
+		r := &refresher{clk: clk, every: every, m: d.secrets.oauth, pool: d.core.pool, providers: cfg.Providers}
 		r.run(rctx)
 	}()
 	go func() {
-		defer close(s.pollDone)
-		u := &usagePoller{clk: clk, every: func() time.Duration { return s.live.load().Usage.Poll },
-			pool: s.core.pool, auth: s.secrets, providers: cfg.Providers, proxies: s.core.proxies,
-			client: egress.Client(transport, time.Minute), logf: s.logf}
+		defer close(d.pollDone)
+		u := &usagePoller{clk: clk, every: func() time.Duration { return d.live.load().Usage.Poll },
+			pool: d.core.pool, auth: d.secrets, providers: cfg.Providers, proxies: d.core.proxies,
+			client: egress.Client(transport, time.Minute), logf: d.logf}
 		u.run(rctx)
 	}()
-	go s.saveLoop()
-	go s.releaseWhenIdle(rctx)
-	s.watchReload()
+	go d.saveLoop()
+	go d.releaseWhenIdle(rctx)
+	d.watchReload()
 }
 
 // saveRetry is how soon a state write that failed (a full disk, a
@@ -403,91 +401,91 @@ var saveRetry = 5 * time.Second
 // burst of cooldowns costs one write. A write that failed is tried again
 // every saveRetry until one works, so the cooldown it held reaches the
 // file once the cause is gone, not only at the next change (issue 27).
-func (s *Daemon) saveLoop() {
-	defer close(s.saveDone)
+func (d *Daemon) saveLoop() {
+	defer close(d.saveDone)
 	var retry <-chan time.Time
 	failing := false
 	for {
 		select {
-		case <-s.saveCh:
+		case <-d.saveCh:
 		case <-retry:
-		case <-s.stopSave:
+		case <-d.stopSave:
 			return
 		}
 		select {
 		case <-time.After(200 * time.Millisecond):
-		case <-s.stopSave:
+		case <-d.stopSave:
 			return
 		}
 		retry = nil
-		err := s.core.saveState()
+		err := d.core.saveState()
 		switch {
 		case err != nil:
 			if !failing {
-				s.logf("warning: %v; trying again every %s", err, saveRetry)
+				d.logf("warning: %v; trying again every %s", err, saveRetry)
 			}
 			failing, retry = true, time.After(saveRetry)
 		case failing:
 			failing = false
-			s.logf("the state file is written again")
+			d.logf("the state file is written again")
 		}
 	}
 }
 
 // Shutdown stops accepting, lets in-flight requests (streams included)
 // finish until ctx ends, then writes the state file and frees the home.
-func (s *Daemon) Shutdown(ctx context.Context) error {
+func (d *Daemon) Shutdown(ctx context.Context) error {
 	var err error
-	s.stopOnce.Do(func() {
-		s.hub.Emit(api.Event{Type: api.EventProxyStopping})
+	d.stopOnce.Do(func() {
+		d.hub.Emit(api.Event{Type: api.EventProxyStopping})
 		// Websockets outlive http.Server.Shutdown; close them so a tray
 		// reconnects to whatever proxy comes next.
-		s.admin.Close()
-		if e := s.http.Shutdown(ctx); e != nil {
-			s.http.Close()
+		d.admin.Close()
+		if e := d.http.Shutdown(ctx); e != nil {
+			d.http.Close()
 			err = fmt.Errorf("in-flight requests did not finish in time; they were cut")
 		}
-		s.stopRefresh()
-		<-s.refreshDone
-		<-s.pollDone
-		s.stopReload()
-		close(s.stopSave)
-		<-s.saveDone
-		if e := s.core.saveState(); e != nil && err == nil {
+		d.stopRefresh()
+		<-d.refreshDone
+		<-d.pollDone
+		d.stopReload()
+		close(d.stopSave)
+		<-d.saveDone
+		if e := d.core.saveState(); e != nil && err == nil {
 			err = e
 		}
-		if s.history != nil {
+		if d.history != nil {
 			// After the listener: every finished request is queued by now.
-			s.history.Close()
+			d.history.Close()
 		}
-		if s.lock != nil {
-			s.lock.Close()
+		if d.lock != nil {
+			d.lock.Close()
 		}
 	})
 	return err
 }
 
 // Done reports the listener's end (nil after Shutdown).
-func (s *Daemon) Done() <-chan error { return s.serveErr }
+func (d *Daemon) Done() <-chan error { return d.serveErr }
 
 // Addr is where the daemon listens.
-func (s *Daemon) Addr() string { return s.addr }
+func (d *Daemon) Addr() string { return d.addr }
 
 // AdminToken is the token the admin API asks for.
-func (s *Daemon) AdminToken() string { return s.adminToken }
+func (d *Daemon) AdminToken() string { return d.adminToken }
 
 // ClientKey is the client "default"'s key ("" once revoked): the tray and
 // the demo send it.
-func (s *Daemon) ClientKey() string { return s.clientKey }
+func (d *Daemon) ClientKey() string { return d.clientKey }
 
 // Hub is the daemon's event hub.
-func (s *Daemon) Hub() *events.Hub { return s.hub }
+func (d *Daemon) Hub() *events.Hub { return d.hub }
 
 // Pool is the daemon's credential pool.
-func (s *Daemon) Pool() *pool.Pool { return s.core.pool }
+func (d *Daemon) Pool() *pool.Pool { return d.core.pool }
 
 // History is the history database; nil when history is off.
-func (s *Daemon) History() *history.DB { return s.history }
+func (d *Daemon) History() *history.DB { return d.history }
 
 // logWriter adapts a printf-style logger for log.New.
 type logWriter func(string, ...any)

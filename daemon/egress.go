@@ -77,17 +77,17 @@ func outbound(cfg config.Config, given http.RoundTripper) (*egress.Egress, http.
 
 // applyNetwork takes a reloaded [network]: a new proxy is a new egress,
 // so what the old one's location had parked may be served now.
-func (s *Daemon) applyNetwork(n config.Network) {
-	if s.egress == nil || n.Proxy == s.netProxy {
+func (d *Daemon) applyNetwork(n config.Network) {
+	if d.egress == nil || n.Proxy == d.netProxy {
 		return
 	}
-	if err := s.egress.SetGlobal(n.Proxy); err != nil {
-		s.logf("warning: [network] proxy: %v; keeping the one before", err)
+	if err := d.egress.SetGlobal(n.Proxy); err != nil {
+		d.logf("warning: [network] proxy: %v; keeping the one before", err)
 		return
 	}
-	s.netProxy = n.Proxy
-	s.logf("outbound connections now leave through %s", describeEgress(n.Proxy))
-	s.core.pool.UnparkEgress("")
+	d.netProxy = n.Proxy
+	d.logf("outbound connections now leave through %s", describeEgress(n.Proxy))
+	d.core.pool.UnparkEgress("")
 }
 
 // regionRefused reports whether err is a token endpoint refusing the

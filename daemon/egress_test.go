@@ -224,7 +224,7 @@ func TestRegionRefusalParksTheEgressOnce(t *testing.T) {
 func TestCredentialProxyIsCheckedAndReplacedByALogin(t *testing.T) {
 	keys := keychain.NewMemory()
 	c := newCore(config.Default(), clock.NewFake(time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)),
-		func() (keychain.Store, error) { return keys, nil }, nil, api.Discard, t.Logf)
+		func() (keychain.Store, error) { return keys, nil }, noFiles{}, api.Discard, t.Logf)
 	ctx := context.Background()
 	_, err := c.AddCredential(ctx, api.AddCredential{Provider: "openai", Label: "k", Kind: api.KindAPIKey,
 		Secret: map[string]string{"key": "sk-1"}, Proxy: "ftp://me:s3cret@10.0.0.1:21"})

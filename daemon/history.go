@@ -13,7 +13,7 @@ import (
 
 // openHistory opens the home's history.db for the server, or returns
 // (nil History, nil) when [history] turns it off.
-func (s *Daemon) openHistory(home string, cfg config.Config, clk clock.Clock) (admin.History, error) {
+func (d *Daemon) openHistory(home string, cfg config.Config, clk clock.Clock) (admin.History, error) {
 	if !cfg.History.Enabled {
 		return nil, nil
 	}
@@ -22,19 +22,19 @@ func (s *Daemon) openHistory(home string, cfg config.Config, clk clock.Clock) (a
 		prices[m] = history.Price(p)
 	}
 	db, err := history.Open(filepath.Join(home, history.FileName), history.Options{
-		Days: cfg.History.Days, Prices: prices, Clock: clk, Logf: s.logf,
+		Days: cfg.History.Days, Prices: prices, Clock: clk, Logf: d.logf,
 		// A person must act on a full disk or a read-only file: the tray
 		// says so, as for any other problem.
-		Problem: func(p string) { s.hub.Emit(api.Event{Type: api.EventHistoryProblem, Reason: p}) },
+		Problem: func(p string) { d.hub.Emit(api.Event{Type: api.EventHistoryProblem, Reason: p}) },
 		Lookup: func(id string) (string, string) {
-			r, _ := s.core.record(id)
+			r, _ := d.core.record(id)
 			return r.Label, r.Kind
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.history = db
+	d.history = db
 	return db, nil
 }
 

@@ -100,7 +100,7 @@ func heldMemory(s []metrics.Sample) uint64 {
 }
 
 // releaseWhenIdle runs the watcher until ctx ends.
-func (s *Daemon) releaseWhenIdle(ctx context.Context) {
+func (d *Daemon) releaseWhenIdle(ctx context.Context) {
 	t := time.NewTicker(idleCheckEvery)
 	defer t.Stop()
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
@@ -113,7 +113,7 @@ func (s *Daemon) releaseWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.check(s.proxy.InFlight(), heldMemory(samples)) {
+		if m.check(d.proxy.InFlight(), heldMemory(samples)) {
 			// Two collections: what a load left in a sync.Pool (its
 			// streams' readers, net/http's connection buffers) outlives
 			// the first as the pool's victim, and only the second frees

@@ -27,7 +27,7 @@ func Open(home string, cfg config.Config, logf func(string, ...any)) (*Daemon, e
 		return nil, err
 	}
 	keys := LazyKeys(cfg.KeychainBackend, home)
-	d := &Daemon{cfg: cfg, lock: lock, logf: logf}
+	d := &Daemon{mode: inPlace, cfg: cfg, lock: lock, logf: logf}
 	d.core = newCore(cfg, clock.Real{}, keys, newStateStore(home, logf), api.Discard, logf)
 	if err := d.core.load(); err != nil {
 		lock.Close()

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -217,117 +216,49 @@ func (r *reloader) watch(ctx context.Context, hup <-chan os.Signal, w *fsnotify.
 	}
 }
 
-// Status implements admin.Backend: the core's, with the client keys (their
-// requests in flight) and the rows the history had to drop.
-func (s *Daemon) Status(ctx context.Context) (api.Status, error) {
-	st := s.core.Status(ctx)
-	if s.clientsLoad == nil { // loaded: a started daemon, or a client verb's
-		st.Clients, _ = s.clients.Clients(ctx)
-	}
-	if s.history != nil {
-		st.History = &api.HistoryStatus{Dropped: s.history.Dropped(), Failed: s.history.Failed(), Held: s.history.Held(), Problem: s.history.Problem()}
-	}
-	if s.reloader != nil {
-		st.ConfigProblem = s.reloader.Problem()
-	}
-	return st, nil
-}
-
-// clientStore returns the client keys, loading them on first use.
-func (s *Daemon) clientStore() (*clientStore, error) {
-	s.clientsMu.Lock()
-	defer s.clientsMu.Unlock()
-	if s.clientsLoad != nil {
-		if err := s.clientsLoad(); err != nil {
-			return nil, err
-		}
-		s.clientsLoad = nil
-	}
-	return s.clients, nil
-}
-
-// Clients implements admin.Backend.
-func (s *Daemon) Clients(ctx context.Context) ([]api.ClientStatus, error) {
-	cs, err := s.clientStore()
-	if err != nil {
-		return nil, err
-	}
-	return cs.Clients(ctx)
-}
-
-// AddClient implements admin.Backend.
-func (s *Daemon) AddClient(ctx context.Context, req api.AddClient) (api.ClientAdded, error) {
-	cs, err := s.clientStore()
-	if err != nil {
-		return api.ClientAdded{}, err
-	}
-	return cs.AddClient(ctx, req)
-}
-
-// RevokeClient implements admin.Backend.
-func (s *Daemon) RevokeClient(ctx context.Context, name string) error {
-	cs, err := s.clientStore()
-	if err != nil {
-		return err
-	}
-	return cs.RevokeClient(ctx, name)
-}
-
-// Reload implements admin.Backend. The demo has no file to read, and a
-// home opened in place reads it when its proxy starts.
-func (s *Daemon) Reload(ctx context.Context) (api.ReloadResult, error) {
-	switch {
-	case s.reloader != nil:
-		return s.reloader.reload("admin API"), nil
-	case s.http == nil:
-		return api.ReloadResult{}, fmt.Errorf("%w: no proxy is running; config.toml is read when one starts", api.ErrUnsupported)
-	}
-	return api.ReloadResult{Error: "the demo has no config file to reload"}, nil
-}
-
 // loadClients sets up the client keys and the live config of a starting
 // server; a home-based one also gets its reloader.
-func (s *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain.Store, error), clk clock.Clock, logf func(string, ...any)) error {
+func (d *Daemon) loadClients(o Options, cfg config.Config, keys func() (keychain.Store, error), clk clock.Clock, logf func(string, ...any)) error {
 	home := o.Home
-	if o.Config != nil {
+	if !d.mode.ownsHome() {
 		home = "" // the demo keeps its keys in memory
 	}
-	s.clients = &clientStore{home: home, keys: keys, clk: clk, events: s.hub, providers: cfg.ProviderNames, logf: logf, open: !cfg.RequireClientKey}
-	if err := loadClients(s.clients); err != nil {
+	d.clients = &clientStore{home: home, keys: keys, clk: clk, events: d.hub, providers: cfg.ProviderNames, logf: logf, open: !cfg.RequireClientKey}
+	if err := loadClients(d.clients); err != nil {
 		return err
 	}
-	s.clientKey, _ = s.clients.key(defaultClient)
-	s.live.store(cfg)
-	if o.Config == nil {
-		s.reloader = &reloader{path: filepath.Join(o.Home, config.FileName), live: &s.live, events: s.hub, logf: logf,
+	d.clientKey, _ = d.clients.key(defaultClient)
+	d.live.store(cfg)
+	if d.mode.reloads() {
+		d.reloader = &reloader{path: filepath.Join(o.Home, config.FileName), live: &d.live, events: d.hub, logf: logf,
 			fileKeys: cfg.FileKeys(),
 			apply: func(c config.Config) {
-				s.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
-				s.core.pool.SetUsage(usageConfig(c.Usage))
-				s.core.setSubscriptions(c.Subscriptions)
-				s.applyNetwork(c.Network)
-				s.clients.setOpen(!c.RequireClientKey)
-				if s.proxy != nil {
-					s.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,
+				d.core.pool.SetTuning(c.Ladder, c.ResetAfter, c.MaxInFlight)
+				d.core.pool.SetUsage(usageConfig(c.Usage))
+				d.core.setSubscriptions(c.Subscriptions)
+				d.applyNetwork(c.Network)
+				d.clients.setOpen(!c.RequireClientKey)
+				if d.proxy != nil {
+					d.proxy.Tune(policy.Config{SoleProviderMax: c.SoleProviderMax, CapacityMax: c.CapacityMax,
 						TransientBackoff: c.TransientBackoff, MaxAttempts: c.MaxAttempts,
 						FirstEventTimeout: noDeadline(c.FirstEventTimeout), IdleTimeout: noDeadline(c.IdleTimeout)}, c.MaxBody)
 				}
 			}}
 		// --listen is not in the file: a reload must not call it a change.
 		if o.Listen != "" {
-			s.reloader.listenFlag = o.Listen
+			d.reloader.listenFlag = o.Listen
 		}
 	}
 	return nil
 }
 
 // watchReload starts noticing config edits and SIGHUP.
-func (s *Daemon) watchReload() {
-	if s.reloader == nil {
+func (d *Daemon) watchReload() {
+	if !d.mode.reloads() {
 		return
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	s.reloader.stop, s.reloader.done = stop, make(chan struct{})
+	d.reloader.stop, d.reloader.done = stop, make(chan struct{})
 	// Registered before serving: a SIGHUP with nobody listening would end
 	// the process.
 	hup := make(chan os.Signal, 1)
@@ -336,39 +267,39 @@ func (s *Daemon) watchReload() {
 	// start must not be missed.
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
-		if err = w.Add(filepath.Dir(s.reloader.path)); err != nil {
+		if err = w.Add(filepath.Dir(d.reloader.path)); err != nil {
 			w.Close()
 			w = nil
 		}
 	}
 	if err != nil {
-		s.logf("warning: config.toml edits will not be noticed (%v); run `subpool reload` or send SIGHUP after editing", err)
+		d.logf("warning: config.toml edits will not be noticed (%v); run `subpool reload` or send SIGHUP after editing", err)
 	}
 	go func() {
-		defer close(s.reloader.done)
+		defer close(d.reloader.done)
 		defer signal.Stop(hup)
 		defer func() {
 			// A broken watcher costs live reloads, not the proxy.
 			if v := recover(); v != nil {
-				s.logf("config watcher stopped: %v; edits now need `subpool reload` or a restart", v)
+				d.logf("config watcher stopped: %v; edits now need `subpool reload` or a restart", v)
 			}
 		}()
-		s.reloader.watch(ctx, hup, w)
+		d.reloader.watch(ctx, hup, w)
 	}()
 }
 
 // LiveConfig is the configuration running now: the one the daemon started
 // with, and the live keys of every reload since.
-func (s *Daemon) LiveConfig() config.Config { return *s.live.load() }
+func (d *Daemon) LiveConfig() config.Config { return *d.live.load() }
 
 // StopWatchingConfig stops noticing config.toml edits and SIGHUP; Reload
 // still reads the file. Tests use it to choose when an edit is read.
-func (s *Daemon) StopWatchingConfig() { s.stopReload() }
+func (d *Daemon) StopWatchingConfig() { d.stopReload() }
 
-func (s *Daemon) stopReload() {
-	if s.reloader == nil || s.reloader.stop == nil {
+func (d *Daemon) stopReload() {
+	if !d.mode.reloads() || d.reloader.stop == nil {
 		return
 	}
-	s.reloader.stop()
-	<-s.reloader.done
+	d.reloader.stop()
+	<-d.reloader.done
 }

@@ -54,6 +54,25 @@ type stateDoc struct {
 
 const stateVersion = 1
 
+// files is where a core keeps credentials.json and the state file: the
+// home's (stateStore), or nowhere (noFiles).
+type files interface {
+	loadCreds() ([]CredentialRecord, error)
+	saveCreds([]CredentialRecord) error
+	load() stateDoc
+	save(stateDoc) error
+}
+
+// noFiles keeps nothing: the demo's credentials and state live and end
+// with it. Its empty state is the zero one, which the pool restores as
+// "no state file yet".
+type noFiles struct{}
+
+func (noFiles) loadCreds() ([]CredentialRecord, error) { return nil, nil }
+func (noFiles) saveCreds([]CredentialRecord) error     { return nil }
+func (noFiles) load() stateDoc                         { return stateDoc{} }
+func (noFiles) save(stateDoc) error                    { return nil }
+
 // stateStore owns the two files. One process writes them at a time: the
 // running proxy, or a CLI verb that took the home's lock because no proxy
 // answers.

@@ -1,32 +1,11 @@
 package daemon
 
 import (
-	"context"
-	"fmt"
 	"slices"
 
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/proxy/api"
 )
-
-// SetOtherTools implements admin.Backend: on opens a subscription login
-// to every tool, off keeps it for its own tool again. The choice is
-// written to credentials.json before the pool acts on it, so it survives
-// a restart or is not made at all.
-func (c *core) SetOtherTools(ctx context.Context, id string, on bool) error {
-	rec, ok := c.record(id)
-	if !ok {
-		return api.ErrNotFound
-	}
-	if own := api.SubscriptionTool(rec.Provider, rec.Kind); own == "" {
-		return fmt.Errorf("%w: %s is %s, which serves every tool already", api.ErrBadRequest, id, KindWords(api.CredentialStatus{Provider: rec.Provider, Kind: rec.Kind}))
-	}
-	rec, changed, err := c.editRecord(id, func(r *CredentialRecord) { r.OtherTools = on })
-	if changed {
-		c.readd(rec)
-	}
-	return err
-}
 
 // setSubscriptions applies an edited [subscriptions] to the running pool:
 // each login it opens or no longer opens is updated, with its

@@ -21,27 +21,7 @@ func TestRealSystemdBackend(t *testing.T) {
 	calls := filepath.Join(t.TempDir(), "calls")
 	state := filepath.Join(t.TempDir(), "state")
 	unit := filepath.Join(home, ".config", "systemd", "user", "subpool.service")
-	// Shell builtins only: PATH holds nothing but this script.
-	script := `#!/bin/sh
-echo "$*" >> '` + calls + `'
-s=stopped
-[ -f '` + state + `' ] && read s < '` + state + `'
-case "$1" in
-is-active) if [ "$s" = running ]; then echo active; exit 0; fi; echo inactive; exit 3 ;;
-list-unit-files) [ -f '` + unit + `' ] && echo "subpool.service enabled" ;;
-start) echo running > '` + state + `' ;;
-stop) echo stopped > '` + state + `' ;;
-esac
-exit 0
-`
-	if err := os.WriteFile(filepath.Join(bin, "systemctl"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("PATH", bin)
-	if p, err := exec.LookPath("systemctl"); err != nil || p != filepath.Join(bin, "systemctl") {
-		t.Fatalf("systemctl resolves to %q (%v), not the stand-in; refusing to go on", p, err)
-	}
+	standInSystemctl(t, home, bin, calls, state, unit)
 
 	sys, err := hostSystem()
 	if err != nil {
@@ -96,6 +76,33 @@ exit 0
 		if !strings.Contains(l, "--user") {
 			t.Errorf("systemctl %s ran without --user: it would act on the system manager", l)
 		}
+	}
+}
+
+// standInSystemctl puts a systemctl alone on PATH (in bin) that logs
+// its calls to calls and keeps the unit's state in state; HOME is home.
+func standInSystemctl(t *testing.T, home, bin, calls, state, unit string) {
+	t.Helper()
+	// Shell builtins only: PATH holds nothing but this script.
+	script := `#!/bin/sh
+echo "$*" >> '` + calls + `'
+s=stopped
+[ -f '` + state + `' ] && read s < '` + state + `'
+case "$1" in
+is-active) if [ "$s" = running ]; then echo active; exit 0; fi; echo inactive; exit 3 ;;
+list-unit-files) [ -f '` + unit + `' ] && echo "subpool.service enabled" ;;
+start) echo running > '` + state + `' ;;
+stop) echo stopped > '` + state + `' ;;
+esac
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(bin, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("PATH", bin)
+	if p, err := exec.LookPath("systemctl"); err != nil || p != filepath.Join(bin, "systemctl") {
+		t.Fatalf("systemctl resolves to %q (%v), not the stand-in; refusing to go on", p, err)
 	}
 }
 

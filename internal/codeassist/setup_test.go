@@ -67,20 +67,22 @@ const (
 
 const noProjectMeta = `{"ideType":"IDE_UNSPECIFIED","platform":"PLATFORM_UNSPECIFIED","pluginType":"GEMINI"}`
 
-// Each row is one account as Gemini CLI's setupUser meets it: what the
-// service answers, the project the user gave, and what comes out.
-func TestSetupUser(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		project string
-		load    answer
-		onboard []answer
-		want    User
-		wantErr func(error) bool
-		// calls and bodies the service must have seen, in order
-		calls []string
-		body  map[string]string
-	}{{
+// setupCase is one account as TestSetupUser meets it.
+type setupCase struct {
+	name    string
+	project string
+	load    answer
+	onboard []answer
+	want    User
+	wantErr func(error) bool
+	// calls and bodies the service must have seen, in order
+	calls []string
+	body  map[string]string
+}
+
+// setupCases are TestSetupUser's accounts that need no onboarding.
+func setupCases() []setupCase {
+	return append([]setupCase{{
 		name: "free user with a project already",
 		load: answer{200, loadFreeUser},
 		want: User{ProjectID: "wise-vortex-4k2q9", TierID: TierFree, TierName: "Gemini Code Assist for individuals"},
@@ -115,7 +117,12 @@ func TestSetupUser(t *testing.T) {
 			var ie *IneligibleError
 			return errors.As(err, &ie) && strings.Contains(err.Error(), "Not eligible for standard, Your current account is not eligible") && strings.Contains(err.Error(), "add-key google")
 		},
-	}, {
+	}}, onboardCases()...)
+}
+
+// onboardCases are TestSetupUser's accounts from onboarding on.
+func onboardCases() []setupCase {
+	return []setupCase{{
 		name:    "new free user is onboarded without a project",
 		project: "my-proj", // the free tier names none even so
 		load:    answer{200, loadNewFree},
@@ -185,7 +192,13 @@ func TestSetupUser(t *testing.T) {
 		project: "401234567890",
 		wantErr: func(err error) bool { return err != nil && strings.Contains(err.Error(), "project number") },
 		calls:   []string{},
-	}} {
+	}}
+}
+
+// Each row is one account as Gemini CLI's setupUser meets it: what the
+// service answers, the project the user gave, and what comes out.
+func TestSetupUser(t *testing.T) {
+	for _, tc := range setupCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t).on("loadCodeAssist", tc.load).on("onboardUser", tc.onboard...)
 			u, err := f.client(clock.NewFake(epoch)).SetupUser(guard(t), token, tc.project)

@@ -65,6 +65,28 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 			t.Errorf("%s: %q is not in the installed client any more", c.what, c.want)
 		}
 	}
+	claudePatterns(t, claude)
+	for _, s := range append(strings.Fields(AnthropicScope), claudeKeptScopes...) {
+		if !strings.Contains(claude, `"`+s+`"`) {
+			t.Errorf("Claude scope %q is not in Claude Code any more", s)
+		}
+	}
+	// Claude Code listens on a port the OS picks: http://localhost:${port}/callback.
+	if !regexp.MustCompile(`\x60http://localhost:\$\{[A-Za-z_$][A-Za-z0-9_$]*\}/callback\x60`).MatchString(claude) {
+		t.Errorf("Claude Code's callback is no longer http://localhost:${port}/callback (AnthropicRedirectURI)")
+	}
+	for _, u := range []string{OpenAIRedirectURI, OpenAIFallbackRedirectURI} {
+		if !strings.HasPrefix(u, "http://localhost:") || !strings.HasSuffix(u, "/auth/callback") {
+			t.Errorf("%s is not Codex's callback shape", u)
+		}
+	}
+	codexPorts(t, codexBin)
+}
+
+// claudePatterns checks the shapes of Claude Code's code that subpool
+// follows, each a pattern over its bundle.
+func claudePatterns(t *testing.T, claude string) {
+	t.Helper()
 	// The owner record lockowner.go writes and reads, field for field, and
 	// how long a held lock's mtime must stand still before it is read.
 	for what, re := range map[string]string{
@@ -92,21 +114,6 @@ func TestLoginValuesAreTheRealClients(t *testing.T) {
 			t.Errorf("%s: /%s/ is not in Claude Code any more", what, re)
 		}
 	}
-	for _, s := range append(strings.Fields(AnthropicScope), claudeKeptScopes...) {
-		if !strings.Contains(claude, `"`+s+`"`) {
-			t.Errorf("Claude scope %q is not in Claude Code any more", s)
-		}
-	}
-	// Claude Code listens on a port the OS picks: http://localhost:${port}/callback.
-	if !regexp.MustCompile(`\x60http://localhost:\$\{[A-Za-z_$][A-Za-z0-9_$]*\}/callback\x60`).MatchString(claude) {
-		t.Errorf("Claude Code's callback is no longer http://localhost:${port}/callback (AnthropicRedirectURI)")
-	}
-	for _, u := range []string{OpenAIRedirectURI, OpenAIFallbackRedirectURI} {
-		if !strings.HasPrefix(u, "http://localhost:") || !strings.HasSuffix(u, "/auth/callback") {
-			t.Errorf("%s is not Codex's callback shape", u)
-		}
-	}
-	codexPorts(t, codexBin)
 }
 
 // codexPorts checks the two callback ports in Codex's machine code: Rust

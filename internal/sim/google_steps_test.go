@@ -29,15 +29,9 @@ func (r googleRoute) body(project string) string {
 	return geminiBodyHi
 }
 
-// The canned Google steps, each on each route: the status and the fields
-// a classifier reads, in the route's shape, times computed when served.
-func TestGoogleCannedSteps(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		step   Step
-		status func(r googleRoute) int
-		check  func(t *testing.T, r googleRoute, e googleStatusBody, served time.Time)
-	}{
+// googleStepCases are the rows of TestGoogleCannedSteps.
+func googleStepCases() []googleStepCase {
+	return append([]googleStepCase{
 		{
 			"rate limited 30s", RateLimited("google", 30*time.Second), fixed(429),
 			func(t *testing.T, r googleRoute, e googleStatusBody, served time.Time) {
@@ -98,6 +92,12 @@ func TestGoogleCannedSteps(t *testing.T) {
 				}
 			},
 		},
+	}, googleLaterStepCases()...)
+}
+
+// googleLaterStepCases are TestGoogleCannedSteps' rows from capacity on.
+func googleLaterStepCases() []googleStepCase {
+	return []googleStepCase{
 		{
 			"capacity exhausted", GoogleCapacityExhausted(8*time.Hour + 44*time.Minute + 7*time.Second + 300*time.Millisecond), fixed(429),
 			func(t *testing.T, r googleRoute, e googleStatusBody, served time.Time) {
@@ -173,7 +173,20 @@ func TestGoogleCannedSteps(t *testing.T) {
 				}
 			},
 		},
-	} {
+	}
+}
+
+type googleStepCase struct {
+	name   string
+	step   Step
+	status func(r googleRoute) int
+	check  func(t *testing.T, r googleRoute, e googleStatusBody, served time.Time)
+}
+
+// The canned Google steps, each on each route: the status and the fields
+// a classifier reads, in the route's shape, times computed when served.
+func TestGoogleCannedSteps(t *testing.T) {
+	for _, tc := range googleStepCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			s, clk := startFake(t, Options{})
 			s.AddGoogleKey(geminiKey)

@@ -104,59 +104,59 @@ type wireError struct {
 	RequestID string `json:"request_id"`
 }
 
-// Canned steps carry the real shapes, with reset times counted from when
-// the answer is served on the sim's clock, not from when the Step was
-// built.
-func TestCannedSteps(t *testing.T) {
-	type check func(t *testing.T, h http.Header, e wireError)
-	anthropicEnvelope := func(typ string) check {
-		return func(t *testing.T, h http.Header, e wireError) {
-			if e.Type != "error" || e.Error.Type != typ || e.Error.Message == "" ||
-				e.RequestID == "" || e.RequestID != h.Get("request-id") {
-				t.Errorf("anthropic body %+v, request-id %q", e, h.Get("request-id"))
-			}
-		}
-	}
-	openaiEnvelope := func(typ, code string) check {
-		return func(t *testing.T, h http.Header, e wireError) {
-			if e.Type != "" || e.Error.Type != typ || string(e.Error.Param) != "null" ||
-				(code == "") != (e.Error.Code == nil) || (e.Error.Code != nil && *e.Error.Code != code) {
-				t.Errorf("openai body %+v", e)
-			}
-		}
-	}
-	header := func(k, v string) check {
-		return func(t *testing.T, h http.Header, _ wireError) {
-			if got := h.Get(k); got != v {
-				t.Errorf("%s = %q, want %q", k, got, v)
-			}
-		}
-	}
-	later := func(d time.Duration) time.Time { return epoch.Add(time.Hour + d) }
+// check is one assertion on a canned step's answer.
+type check func(t *testing.T, h http.Header, e wireError)
 
-	for _, tc := range []struct {
-		name   string
-		path   string
-		step   Step
-		status int
-		checks []check
-	}{
+// anthropicEnvelope, openaiEnvelope and wantHeader are TestCannedSteps'
+// checks; servedLater is a time d after the step is served, an hour
+// after it was built.
+func anthropicEnvelope(typ string) check {
+	return func(t *testing.T, h http.Header, e wireError) {
+		if e.Type != "error" || e.Error.Type != typ || e.Error.Message == "" ||
+			e.RequestID == "" || e.RequestID != h.Get("request-id") {
+			t.Errorf("anthropic body %+v, request-id %q", e, h.Get("request-id"))
+		}
+	}
+}
+
+func openaiEnvelope(typ, code string) check {
+	return func(t *testing.T, h http.Header, e wireError) {
+		if e.Type != "" || e.Error.Type != typ || string(e.Error.Param) != "null" ||
+			(code == "") != (e.Error.Code == nil) || (e.Error.Code != nil && *e.Error.Code != code) {
+			t.Errorf("openai body %+v", e)
+		}
+	}
+}
+
+func wantHeader(k, v string) check {
+	return func(t *testing.T, h http.Header, _ wireError) {
+		if got := h.Get(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func servedLater(d time.Duration) time.Time { return epoch.Add(time.Hour + d) }
+
+// cannedStepCases are the rows of TestCannedSteps.
+func cannedStepCases() []cannedStepCase {
+	return []cannedStepCase{
 		{"anthropic 429 with hint", "/v1/messages", RateLimited("anthropic", 30*time.Second), 429, []check{
 			anthropicEnvelope("rate_limit_error"),
-			header("retry-after", "30"),
-			header("anthropic-ratelimit-requests-remaining", "0"),
-			header("anthropic-ratelimit-requests-reset", later(30*time.Second).Format(time.RFC3339)),
+			wantHeader("retry-after", "30"),
+			wantHeader("anthropic-ratelimit-requests-remaining", "0"),
+			wantHeader("anthropic-ratelimit-requests-reset", servedLater(30*time.Second).Format(time.RFC3339)),
 		}},
 		{"anthropic 429 bare", "/v1/messages", RateLimited("claude", 0), 429, []check{
 			anthropicEnvelope("rate_limit_error"),
-			header("retry-after", ""),
-			header("anthropic-ratelimit-requests-reset", ""),
+			wantHeader("retry-after", ""),
+			wantHeader("anthropic-ratelimit-requests-reset", ""),
 		}},
 		{"openai 429 with hint", "/v1/chat/completions", RateLimited("openai", 1500*time.Millisecond), 429, []check{
 			openaiEnvelope("requests", "rate_limit_exceeded"),
-			header("retry-after", "2"),
-			header("retry-after-ms", "1500"),
-			header("x-ratelimit-reset-requests", "1.5s"),
+			wantHeader("retry-after", "2"),
+			wantHeader("retry-after-ms", "1500"),
+			wantHeader("x-ratelimit-reset-requests", "1.5s"),
 			func(t *testing.T, _ http.Header, e wireError) {
 				if !strings.Contains(e.Error.Message, "Please try again in 1.5s") {
 					t.Errorf("message %q", e.Error.Message)
@@ -165,7 +165,7 @@ func TestCannedSteps(t *testing.T) {
 		}},
 		{"openai 429 bare", "/v1/responses", RateLimited("codex", 0), 429, []check{
 			openaiEnvelope("requests", "rate_limit_exceeded"),
-			header("retry-after", ""),
+			wantHeader("retry-after", ""),
 			func(t *testing.T, _ http.Header, e wireError) {
 				if strings.Contains(e.Error.Message, "try again in") {
 					t.Errorf("bare 429 names a time: %q", e.Error.Message)
@@ -179,7 +179,7 @@ func TestCannedSteps(t *testing.T) {
 		{"codex usage limit", "/backend-api/codex/responses", UsageLimitReached(90 * time.Minute), 429, []check{
 			func(t *testing.T, _ http.Header, e wireError) {
 				if e.Error.Type != "usage_limit_reached" || e.Error.PlanType == "" ||
-					e.Error.ResetsAt == nil || *e.Error.ResetsAt != later(90*time.Minute).Unix() ||
+					e.Error.ResetsAt == nil || *e.Error.ResetsAt != servedLater(90*time.Minute).Unix() ||
 					e.Error.ResetsInSeconds == nil || *e.Error.ResetsInSeconds != 5400 {
 					t.Errorf("body %+v", e.Error)
 				}
@@ -187,10 +187,10 @@ func TestCannedSteps(t *testing.T) {
 		}},
 		{"subscription limit", "/v1/messages", UnifiedLimitReached(2 * time.Hour), 429, []check{
 			anthropicEnvelope("rate_limit_error"),
-			header("anthropic-ratelimit-unified-status", "rejected"),
-			header("anthropic-ratelimit-unified-reset", strconv.FormatInt(later(2*time.Hour).Unix(), 10)),
-			header("anthropic-ratelimit-unified-5h-reset", strconv.FormatInt(later(2*time.Hour).Unix(), 10)),
-			header("retry-after", ""),
+			wantHeader("anthropic-ratelimit-unified-status", "rejected"),
+			wantHeader("anthropic-ratelimit-unified-reset", strconv.FormatInt(servedLater(2*time.Hour).Unix(), 10)),
+			wantHeader("anthropic-ratelimit-unified-5h-reset", strconv.FormatInt(servedLater(2*time.Hour).Unix(), 10)),
+			wantHeader("retry-after", ""),
 		}},
 		{"spend cap", "/v1/messages", SpendLimitReached(), 429, []check{
 			anthropicEnvelope("rate_limit_error"),
@@ -211,7 +211,22 @@ func TestCannedSteps(t *testing.T) {
 			},
 		}},
 		{"openai expired", "/backend-api/codex/responses", TokenExpired("chatgpt"), 401, []check{openaiEnvelope("invalid_request_error", "token_expired")}},
-	} {
+	}
+}
+
+type cannedStepCase struct {
+	name   string
+	path   string
+	step   Step
+	status int
+	checks []check
+}
+
+// Canned steps carry the real shapes, with reset times counted from when
+// the answer is served on the sim's clock, not from when the Step was
+// built.
+func TestCannedSteps(t *testing.T) {
+	for _, tc := range cannedStepCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			s, clk := startFake(t, Options{})
 			cred := keyO

@@ -157,47 +157,50 @@ func TestWebsocketAuth(t *testing.T) {
 	}
 }
 
+// restTests are the admin API's routes as TestREST calls them.
+var restTests = []struct {
+	name, method, path, body string
+	err                      error  // the backend's answer
+	want                     int    // status
+	call                     string // the backend call, "" for none
+	answer                   string // JSON body, "" not checked
+}{
+	{"status", "GET", "status", "", nil, 200, "", ""},
+	{"add", "POST", "credentials", `{"provider":"zai","label":"main","kind":"api_key","secret":{"key":"sk-very-secret"}}`,
+		nil, 200, "AddCredential zai main api_key", `{"id":"zai-1"}`},
+	{"add refused", "POST", "credentials", `{"provider":"nope","kind":"api_key","secret":{"key":"sk-very-secret"}}`,
+		fmt.Errorf("%w: unknown provider nope: add it to config.toml", api.ErrBadRequest), 400, "AddCredential nope  api_key", ""},
+	{"add bad json", "POST", "credentials", `{"secret":{"key":"sk-very-secret"`, nil, 400, "", ""},
+	{"add two objects", "POST", "credentials", `[1]`, nil, 400, "", ""},
+	{"add too big", "POST", "credentials", `{"label":"` + strings.Repeat("x", 2<<20) + `"}`, nil, 413, "", ""},
+	{"remove", "DELETE", "credentials/a1", "", nil, 204, "RemoveCredential a1", ""},
+	{"remove missing", "DELETE", "credentials/zz", "", nil, 404, "RemoveCredential zz", ""},
+	{"pause", "POST", "credentials/a1/pause", "", nil, 204, "Pause a1", ""},
+	{"resume", "POST", "credentials/a1/resume", "", nil, 204, "Resume a1", ""},
+	{"reset", "POST", "credentials/a1/reset", "", nil, 204, "Reset a1", ""},
+	{"reset fails", "POST", "credentials/a1/reset", "", fmt.Errorf("state file: disk full"), 500, "Reset a1", ""},
+	{"tools all", "POST", "credentials/a1/tools", `{"other_tools":true}`, nil, 204, "SetOtherTools a1 true", ""},
+	{"tools own", "POST", "credentials/a1/tools", `{"other_tools":false}`, nil, 204, "SetOtherTools a1 false", ""},
+	{"tools missing", "POST", "credentials/zz/tools", `{"other_tools":true}`, nil, 404, "SetOtherTools zz true", ""},
+	{"tools unsaid", "POST", "credentials/a1/tools", `{}`, nil, 400, "", ""},
+	{"tools not a bool", "POST", "credentials/a1/tools", `{"other_tools":"yes"}`, nil, 400, "", ""},
+	{"tools on a key", "POST", "credentials/a1/tools", `{"other_tools":true}`,
+		fmt.Errorf("%w: a1 is an API key, which serves every tool already", api.ErrBadRequest), 400, "SetOtherTools a1 true", ""},
+	{"tools wrong method", "GET", "credentials/a1/tools", "", nil, 405, "", ""},
+	{"escaped id", "POST", "credentials/a%2F1/pause", "", nil, 404, "Pause a/1", ""},
+	{"login", "POST", "login", `{"provider":"anthropic","label":"home"}`, nil, 200, "StartLogin anthropic home",
+		`{"provider":"anthropic","url":"https://claude.ai/oauth/authorize?x=1"}`},
+	{"login unsupported", "POST", "login", `{"provider":"zai"}`,
+		fmt.Errorf("%w: zai has no login; use subpool add-key", api.ErrUnsupported), 501, "StartLogin zai ", ""},
+	{"unknown path", "GET", "nope", "", nil, 404, "", ""},
+	{"wrong method", "GET", "credentials/a1/pause", "", nil, 405, "", ""},
+}
+
 func TestREST(t *testing.T) {
 	e := newEnv(t, 0, nil)
 	e.backend.Login = api.LoginStart{Provider: "anthropic", URL: "https://claude.ai/oauth/authorize?x=1"}
 	e.backend.Err = map[string]error{}
-	tests := []struct {
-		name, method, path, body string
-		err                      error  // the backend's answer
-		want                     int    // status
-		call                     string // the backend call, "" for none
-		answer                   string // JSON body, "" not checked
-	}{
-		{"status", "GET", "status", "", nil, 200, "", ""},
-		{"add", "POST", "credentials", `{"provider":"zai","label":"main","kind":"api_key","secret":{"key":"sk-very-secret"}}`,
-			nil, 200, "AddCredential zai main api_key", `{"id":"zai-1"}`},
-		{"add refused", "POST", "credentials", `{"provider":"nope","kind":"api_key","secret":{"key":"sk-very-secret"}}`,
-			fmt.Errorf("%w: unknown provider nope: add it to config.toml", api.ErrBadRequest), 400, "AddCredential nope  api_key", ""},
-		{"add bad json", "POST", "credentials", `{"secret":{"key":"sk-very-secret"`, nil, 400, "", ""},
-		{"add two objects", "POST", "credentials", `[1]`, nil, 400, "", ""},
-		{"add too big", "POST", "credentials", `{"label":"` + strings.Repeat("x", 2<<20) + `"}`, nil, 413, "", ""},
-		{"remove", "DELETE", "credentials/a1", "", nil, 204, "RemoveCredential a1", ""},
-		{"remove missing", "DELETE", "credentials/zz", "", nil, 404, "RemoveCredential zz", ""},
-		{"pause", "POST", "credentials/a1/pause", "", nil, 204, "Pause a1", ""},
-		{"resume", "POST", "credentials/a1/resume", "", nil, 204, "Resume a1", ""},
-		{"reset", "POST", "credentials/a1/reset", "", nil, 204, "Reset a1", ""},
-		{"reset fails", "POST", "credentials/a1/reset", "", fmt.Errorf("state file: disk full"), 500, "Reset a1", ""},
-		{"tools all", "POST", "credentials/a1/tools", `{"other_tools":true}`, nil, 204, "SetOtherTools a1 true", ""},
-		{"tools own", "POST", "credentials/a1/tools", `{"other_tools":false}`, nil, 204, "SetOtherTools a1 false", ""},
-		{"tools missing", "POST", "credentials/zz/tools", `{"other_tools":true}`, nil, 404, "SetOtherTools zz true", ""},
-		{"tools unsaid", "POST", "credentials/a1/tools", `{}`, nil, 400, "", ""},
-		{"tools not a bool", "POST", "credentials/a1/tools", `{"other_tools":"yes"}`, nil, 400, "", ""},
-		{"tools on a key", "POST", "credentials/a1/tools", `{"other_tools":true}`,
-			fmt.Errorf("%w: a1 is an API key, which serves every tool already", api.ErrBadRequest), 400, "SetOtherTools a1 true", ""},
-		{"tools wrong method", "GET", "credentials/a1/tools", "", nil, 405, "", ""},
-		{"escaped id", "POST", "credentials/a%2F1/pause", "", nil, 404, "Pause a/1", ""},
-		{"login", "POST", "login", `{"provider":"anthropic","label":"home"}`, nil, 200, "StartLogin anthropic home",
-			`{"provider":"anthropic","url":"https://claude.ai/oauth/authorize?x=1"}`},
-		{"login unsupported", "POST", "login", `{"provider":"zai"}`,
-			fmt.Errorf("%w: zai has no login; use subpool add-key", api.ErrUnsupported), 501, "StartLogin zai ", ""},
-		{"unknown path", "GET", "nope", "", nil, 404, "", ""},
-		{"wrong method", "GET", "credentials/a1/pause", "", nil, 405, "", ""},
-	}
+	tests := restTests
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(e.backend.Calls())

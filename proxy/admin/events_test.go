@@ -150,20 +150,7 @@ func TestEventsNeverReadingListenerIsDropped(t *testing.T) {
 		o.WriteWait = time.Second // how long the stuck write may hold the connection
 	})
 
-	// A fixed receive buffer keeps the kernel from absorbing the whole
-	// test; not much smaller, though: a closed socket's backlog to a tiny window
-	// trickles out by window probes, for minutes.
-	fixedWindow := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			err = c.(*net.TCPConn).SetReadBuffer(256 << 10)
-		}
-		return c, err
-	}}
-	bad, _, err := fixedWindow.Dial(e.wsURL(""), http.Header{"Authorization": {"Bearer " + token}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bad := dialFixedWindow(t, e)
 	defer bad.Close()
 	good, _ := e.dial(t, "")
 	readEvent(t, good) // snapshot
@@ -215,6 +202,44 @@ func TestEventsNeverReadingListenerIsDropped(t *testing.T) {
 	// The never-reader now finds what the sockets still held, then the
 	// end; the guard deadline firing would mean the connection was left
 	// open.
+	readToEnd(t, bad)
+
+	// And the good one is still live.
+	e.hub.Emit(api.Event{Type: api.EventRotated})
+	select {
+	case id := <-received:
+		if id != want+1 {
+			t.Fatalf("good listener got id %d, want %d", id, want+1)
+		}
+	case err := <-goodErr:
+		t.Fatalf("good listener lost its connection: %v", err)
+	}
+}
+
+// dialFixedWindow subscribes with a fixed receive buffer, which keeps the
+// kernel from absorbing the whole test; not much smaller, though: a
+// closed socket's backlog to a tiny window trickles out by window probes,
+// for minutes.
+func dialFixedWindow(t *testing.T, e *env) *websocket.Conn {
+	t.Helper()
+	fixedWindow := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			err = c.(*net.TCPConn).SetReadBuffer(256 << 10)
+		}
+		return c, err
+	}}
+	bad, _, err := fixedWindow.Dial(e.wsURL(""), http.Header{"Authorization": {"Bearer " + token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bad
+}
+
+// readToEnd reads the never-reader's connection until it ends; the guard
+// deadline firing would mean it was left open.
+func readToEnd(t *testing.T, bad *websocket.Conn) {
+	t.Helper()
 	bad.SetReadDeadline(time.Now().Add(hangGuard))
 	for {
 		_, _, err := bad.ReadMessage()
@@ -226,17 +251,6 @@ func TestEventsNeverReadingListenerIsDropped(t *testing.T) {
 		}
 		t.Logf("never-reader's connection ended: %v", err)
 		break
-	}
-
-	// And the good one is still live.
-	e.hub.Emit(api.Event{Type: api.EventRotated})
-	select {
-	case id := <-received:
-		if id != want+1 {
-			t.Fatalf("good listener got id %d, want %d", id, want+1)
-		}
-	case err := <-goodErr:
-		t.Fatalf("good listener lost its connection: %v", err)
 	}
 }
 

@@ -29,16 +29,10 @@ func classify429(p string, h http.Header, body string) Verdict {
 	return Classify(Lookup(p), Response{Status: 429, Header: h, Body: []byte(body)}, testNow)
 }
 
-// Reset signals: each one read, garbage never trusted, and when several
-// apply the exhausted limit's wins, else the latest.
-func TestRetryAfterSignals(t *testing.T) {
+// retryAfterCases are the rows of TestRetryAfterSignals.
+func retryAfterCases() []retryAfterCase {
 	unix := func(d time.Duration) string { return fmt.Sprint(testNow.Add(d).Unix()) }
-	cases := []struct {
-		name string
-		h    http.Header
-		body string
-		want time.Duration
-	}{
+	return []retryAfterCase{
 		{"retry-after seconds", hdr("Retry-After", "30"), anthropic429, 30 * time.Second},
 		{"retry-after HTTP date", hdr("Retry-After", testNow.Add(90*time.Second).Format(http.TimeFormat)), anthropic429, 90 * time.Second},
 		{"retry-after-ms", hdr("Retry-After-Ms", "1500"), anthropic429, 1500 * time.Millisecond},
@@ -108,6 +102,19 @@ func TestRetryAfterSignals(t *testing.T) {
 		{"message: try again in", nil, `{"error":{"code":"rate_limit_exceeded","message":"Please try again in 1m30s."}}`, 90 * time.Second},
 		{"message: try again in words", nil, `{"error":{"code":"rate_limit_exceeded","message":"Try again in 2 hours and 5 minutes."}}`, 2*time.Hour + 5*time.Minute},
 	}
+}
+
+type retryAfterCase struct {
+	name string
+	h    http.Header
+	body string
+	want time.Duration
+}
+
+// Reset signals: each one read, garbage never trusted, and when several
+// apply the exhausted limit's wins, else the latest.
+func TestRetryAfterSignals(t *testing.T) {
+	cases := retryAfterCases()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := classify429("anthropic", c.h, c.body)

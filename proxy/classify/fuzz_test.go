@@ -37,44 +37,7 @@ func headerBlob(s string) http.Header {
 }
 
 func FuzzVerdict(f *testing.F) {
-	for _, s := range loadCorpus(f) {
-		var lines []string
-		for k, v := range s.Headers {
-			lines = append(lines, k+": "+v)
-		}
-		pi := 0
-		for i, n := range Names() {
-			if n == s.Provider {
-				pi = i
-			}
-		}
-		f.Add(uint8(pi), s.Status, strings.Join(lines, "\n"), s.body(f), s.Event, s.now(f).Unix())
-	}
-	for _, s := range loadWindowSamples(f) {
-		var lines []string
-		for k, v := range s.Headers {
-			lines = append(lines, k+": "+v)
-		}
-		f.Add(uint8(0), 200, strings.Join(lines, "\n"), []byte(s.Body), "", int64(1788580000))
-	}
-	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
-	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
-	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
-	f.Add(uint8(1), 200, "", []byte(`{"type":"codex.rate_limits","metered_limit_name":"-","rate_limits":{"limit_reached":true,"primary":{"used_percent":1e3,"window_minutes":-5,"reset_at":99999999999999},"secondary":{"used_percent":"100","reset_after_seconds":"NaN"}}}`), "codex.rate_limits", int64(1788580000))
-	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
-	// Google shapes gone wrong: details that are not objects, a
-	// RetryInfo as an object, resets past the cap or unparsable, a
-	// negative quota, arrays, a message that ends inside "limit:" and
-	// ", model: ".
-	g := uint8(slices.Index(Names(), "google"))
-	f.Add(g, 429, "", []byte(`[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[null,1,"x",{"@type":7},`+
-		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":"nope"},`+
-		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[null,{"quotaId":"PerDayPerMinute","quotaValue":"-3","quotaDimensions":[]}]},`+
-		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":{"seconds":5}},`+
-		`{"@type":"/google.rpc.ErrorInfo","reason":"QUOTA_EXHAUSTED","metadata":{"model":"","quotaResetTimeStamp":"9999-12-31T23:59:59Z","quotaResetDelay":"1e309s"}}]}}]`), "", int64(1788580000))
-	f.Add(g, 429, "", []byte(`{"error":{"code":"429","message":"x limit: 0.0, model: ","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit":"DailyPerMinute","quota_limit_value":"99999999999999999999","quotaResetTimeStamp":"2026-09-10T00:00:00+99:00"}},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.000000001s"}]}}`), "", int64(-62135596800))
-	f.Add(g, 200, "", []byte(`[{"error":{"code":503,"message":"The model is overloaded. limit:","status":"UNAVAILABLE"}},{"error":null}]`), "", int64(1772964000))
-	f.Add(g, 429, "", []byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Your quota will reset after 99999999h","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`), "", int64(1793494800))
+	addVerdictSeeds(f)
 
 	f.Fuzz(func(t *testing.T, pi uint8, status int, headers string, body []byte, event string, nowUnix int64) {
 		p := fuzzProfiles[int(pi)%len(fuzzProfiles)]
@@ -131,6 +94,48 @@ func FuzzVerdict(f *testing.F) {
 			t.Fatalf("budget %d until %v for now %v", n, reset, now)
 		}
 	})
+}
+
+// addVerdictSeeds seeds the fuzzer with the corpus, the window samples and shapes gone wrong.
+func addVerdictSeeds(f *testing.F) {
+	for _, s := range loadCorpus(f) {
+		var lines []string
+		for k, v := range s.Headers {
+			lines = append(lines, k+": "+v)
+		}
+		pi := 0
+		for i, n := range Names() {
+			if n == s.Provider {
+				pi = i
+			}
+		}
+		f.Add(uint8(pi), s.Status, strings.Join(lines, "\n"), s.body(f), s.Event, s.now(f).Unix())
+	}
+	for _, s := range loadWindowSamples(f) {
+		var lines []string
+		for k, v := range s.Headers {
+			lines = append(lines, k+": "+v)
+		}
+		f.Add(uint8(0), 200, strings.Join(lines, "\n"), []byte(s.Body), "", int64(1788580000))
+	}
+	f.Add(uint8(0), 429, "Retry-After: 1e309\nRetry-After-Ms: NaN\nAnthropic-Ratelimit-Unified-Reset: -1", []byte(`{"error":{"resets_at":1e999,"resets_in_seconds":"-1"}}`), "", int64(0))
+	f.Add(uint8(3), 429, "", []byte(`{"error":{"message":"[1308][reset at 9999-99-99 99:99:99]"}}`), "error", int64(math.MaxInt64))
+	f.Add(uint8(1), 200, "X-Ratelimit-Remaining-Requests: 18446744073709551616\nX-Ratelimit-Reset-Requests: 9999999999h\nAnthropic-Ratelimit-Requests-Remaining: 0.5\nAnthropic-Ratelimit-Requests-Reset: 9999-12-31T23:59:59Z", []byte(nil), "", int64(0))
+	f.Add(uint8(1), 200, "", []byte(`{"type":"codex.rate_limits","metered_limit_name":"-","rate_limits":{"limit_reached":true,"primary":{"used_percent":1e3,"window_minutes":-5,"reset_at":99999999999999},"secondary":{"used_percent":"100","reset_after_seconds":"NaN"}}}`), "codex.rate_limits", int64(1788580000))
+	f.Add(uint8(0), 429, "=anthropic-ratelimit-unified-7d_oi-status: rejected\n=anthropic-ratelimit-unified-7d_oi-reset: 1788000000\n=x-codex-primary-used-percent: 100", []byte(nil), "", int64(1787000000))
+	// Google shapes gone wrong: details that are not objects, a
+	// RetryInfo as an object, resets past the cap or unparsable, a
+	// negative quota, arrays, a message that ends inside "limit:" and
+	// ", model: ".
+	g := uint8(slices.Index(Names(), "google"))
+	f.Add(g, 429, "", []byte(`[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[null,1,"x",{"@type":7},`+
+		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":"nope"},`+
+		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[null,{"quotaId":"PerDayPerMinute","quotaValue":"-3","quotaDimensions":[]}]},`+
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":{"seconds":5}},`+
+		`{"@type":"/google.rpc.ErrorInfo","reason":"QUOTA_EXHAUSTED","metadata":{"model":"","quotaResetTimeStamp":"9999-12-31T23:59:59Z","quotaResetDelay":"1e309s"}}]}}]`), "", int64(1788580000))
+	f.Add(g, 429, "", []byte(`{"error":{"code":"429","message":"x limit: 0.0, model: ","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit":"DailyPerMinute","quota_limit_value":"99999999999999999999","quotaResetTimeStamp":"2026-09-10T00:00:00+99:00"}},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.000000001s"}]}}`), "", int64(-62135596800))
+	f.Add(g, 200, "", []byte(`[{"error":{"code":503,"message":"The model is overloaded. limit:","status":"UNAVAILABLE"}},{"error":null}]`), "", int64(1772964000))
+	f.Add(g, 429, "", []byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"Your quota will reset after 99999999h","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`), "", int64(1793494800))
 }
 
 func checkWindow(t *testing.T, used float64, reset *time.Time, now time.Time) {

@@ -29,21 +29,13 @@ func verdict(c classify.Class, scope classify.Scope, retry time.Duration, status
 	return classify.Verdict{Class: c, Scope: scope, RetryAfter: retry, Reason: "why", Status: status}
 }
 
-// TestDecide is the policy as a table: every class, at its first answer
-// and after the request's budgets for it are spent, before the first byte
-// and after bytes reached the client. Each row states the whole action,
-// so changing any rule fails exactly the rows that describe it.
-func TestDecide(t *testing.T) {
+// decideRows are the rows of TestDecide.
+func decideRows() []decideRow {
 	first := Attempt{Attempts: 1, Model: "m", Provider: "anthropic"}
 	with := func(f func(*Attempt)) Attempt { a := first; f(&a); return a }
 	inStream := func(a Attempt) Attempt { a.Status = 0; return a }
 
-	rows := []struct {
-		name string
-		a    Attempt
-		v    classify.Verdict
-		want Action
-	}{
+	return append([]decideRow{
 		// ok
 		{"ok passes", first, verdict(classify.OK, "", 0, 200), Action{Kind: Pass, Count: CountSuccess}},
 
@@ -97,7 +89,15 @@ func TestDecide(t *testing.T) {
 			Action{Kind: Rotate, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
 		{"stall on the last attempt fails", with(func(a *Attempt) { a.Status = 200; a.Stalled = true; a.Attempts = 8 }), verdict(classify.Transient, "", 0, 0),
 			Action{Kind: Fail, Status: 502, Message: "gave up after 8 upstream attempts (retry.max_attempts); last: why", Final: true, Exclude: true, Count: CountFailure, CoolLater: &Cool{Scope: classify.ScopeCredential, RetryAfter: StallCooldown}}},
+	}, laterDecideRows()...)
+}
 
+// laterDecideRows are TestDecide's rows from capacity on.
+func laterDecideRows() []decideRow {
+	first := Attempt{Attempts: 1, Model: "m", Provider: "anthropic"}
+	with := func(f func(*Attempt)) Attempt { a := first; f(&a); return a }
+
+	return []decideRow{
 		// capacity: wait within the budget, then relay.
 		{"capacity first answer backs off", with(func(a *Attempt) { a.Status = 529; a.Jitter = 0.5 }), verdict(classify.Capacity, "", 0, 529),
 			Action{Kind: WaitCapacity, Delay: 750 * time.Millisecond}},
@@ -165,6 +165,21 @@ func TestDecide(t *testing.T) {
 		{"unknown class relays", with(func(a *Attempt) { a.Status = 418 }), verdict("teapot", "", 0, 418),
 			Action{Kind: Relay, Status: 418, Count: CountFailure}},
 	}
+}
+
+type decideRow struct {
+	name string
+	a    Attempt
+	v    classify.Verdict
+	want Action
+}
+
+// TestDecide is the policy as a table: every class, at its first answer
+// and after the request's budgets for it are spent, before the first byte
+// and after bytes reached the client. Each row states the whole action,
+// so changing any rule fails exactly the rows that describe it.
+func TestDecide(t *testing.T) {
+	rows := decideRows()
 	seen := map[string]bool{}
 	for _, r := range rows {
 		if seen[r.name] {

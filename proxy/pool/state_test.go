@@ -43,21 +43,7 @@ func TestStateRoundTripThroughJSON(t *testing.T) {
 	}
 
 	// The restart: a new pool 15s later that no longer holds "gone".
-	clk := clock.NewFake(saved.Add(15 * time.Second))
-	rec := &recorder{}
-	p := New(clk, Config{}, rec)
-	for _, id := range []string{"a", "b"} {
-		p.Add(Credential{ID: id, Provider: "anthropic"})
-	}
-	p.Add(Credential{ID: "z1", Provider: "zai"})
-	p.SetProvider("zai", LimitEgress)
-	rec.take()
-	if err := p.Restore(st); err != nil {
-		t.Fatal(err)
-	}
-	if ev := rec.take(); len(ev) != 0 {
-		t.Fatalf("Restore emitted %+v", ev)
-	}
+	p, rec, clk := restartFrom(t, saved.Add(15*time.Second), st)
 
 	ss := p.Status("")
 	a, b := ss[0], ss[1]
@@ -99,6 +85,28 @@ func TestStateRoundTripThroughJSON(t *testing.T) {
 	if r := p.CoolDown("b", "", ScopeCredential, 0, ""); r.Step != 2 {
 		t.Fatalf("b after restore: step %d, want 2", r.Step)
 	}
+}
+
+// restartFrom is the restart of TestStateRoundTripThroughJSON: a new
+// pool at now holding a, b and z1, restored from st without an event.
+func restartFrom(t *testing.T, now time.Time, st State) (*Pool, *recorder, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(now)
+	rec := &recorder{}
+	p := New(clk, Config{}, rec)
+	for _, id := range []string{"a", "b"} {
+		p.Add(Credential{ID: id, Provider: "anthropic"})
+	}
+	p.Add(Credential{ID: "z1", Provider: "zai"})
+	p.SetProvider("zai", LimitEgress)
+	rec.take()
+	if err := p.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rec.take(); len(ev) != 0 {
+		t.Fatalf("Restore emitted %+v", ev)
+	}
+	return p, rec, clk
 }
 
 func sameCooldowns(a, b []api.Cooldown) bool {

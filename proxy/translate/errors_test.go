@@ -9,79 +9,81 @@ import (
 	"testing"
 )
 
-func TestErrorBody(t *testing.T) {
-	tests := []struct {
-		name     string
-		from, to Target
-		status   int
-		body     string
-		want     string // the translated body, exactly
-	}{
-		// Anthropic's 529, quoted in shared/reference/protocols.md; Codex
-		// retries server_is_overloaded.
-		{"overloaded to responses", Anthropic, OpenAIResponses, 529,
-			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011"}`,
-			`{"error":{"message":"Overloaded","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
-		{"rate limit to chat", Anthropic, OpenAIChat, 429,
-			`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`,
-			`{"error":{"message":"This request would exceed your account's rate limit. Please try again later.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
-		{"billing to chat", Anthropic, OpenAIChat, 402,
-			`{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low."}}`,
-			`{"error":{"message":"Your credit balance is too low.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`},
-		// The Codex plan quota (protocols.md): Claude Code must see a
-		// rate limit, with the message.
-		{"codex usage limit", OpenAIResponses, Anthropic, 429,
-			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"pro","resets_at":1772370000}}`,
-			`{"type":"error","error":{"type":"rate_limit_error","message":"The usage limit has been reached"}}`},
-		{"bad key", OpenAIChat, Anthropic, 401,
-			`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
-			`{"type":"error","error":{"type":"authentication_error","message":"Incorrect API key provided."}}`},
-		{"context too long", OpenAIChat, Anthropic, 400,
-			`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			`{"type":"error","error":{"type":"invalid_request_error","message":"This model's maximum context length is 128000 tokens."}}`},
-		{"quota", OpenAIChat, Anthropic, 429,
-			`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
-			`{"type":"error","error":{"type":"billing_error","message":"You exceeded your current quota."}}`},
-		// A gateway's HTML page: the status decides, the text is kept.
-		{"html 503", OpenAIChat, Anthropic, 503,
-			`<html><body>Service Unavailable</body></html>`,
-			`{"type":"error","error":{"type":"overloaded_error","message":"<html><body>Service Unavailable</body></html>"}}`},
-		{"empty 504", Anthropic, OpenAIChat, 504, ``,
-			`{"error":{"message":"Gateway Timeout","type":"server_error","param":null,"code":null}}`},
-		{"same wire untouched", Anthropic, Anthropic, 500, `{"anything":1}`, `{"anything":1}`},
+var errorBodyTests = []struct {
+	name     string
+	from, to Target
+	status   int
+	body     string
+	want     string // the translated body, exactly
+}{
+	// Anthropic's 529, quoted in shared/reference/protocols.md; Codex
+	// retries server_is_overloaded.
+	{"overloaded to responses", Anthropic, OpenAIResponses, 529,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011"}`,
+		`{"error":{"message":"Overloaded","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
+	{"rate limit to chat", Anthropic, OpenAIChat, 429,
+		`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`,
+		`{"error":{"message":"This request would exceed your account's rate limit. Please try again later.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+	{"billing to chat", Anthropic, OpenAIChat, 402,
+		`{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low."}}`,
+		`{"error":{"message":"Your credit balance is too low.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`},
+	// The Codex plan quota (protocols.md): Claude Code must see a
+	// rate limit, with the message.
+	{"codex usage limit", OpenAIResponses, Anthropic, 429,
+		`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"pro","resets_at":1772370000}}`,
+		`{"type":"error","error":{"type":"rate_limit_error","message":"The usage limit has been reached"}}`},
+	{"bad key", OpenAIChat, Anthropic, 401,
+		`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+		`{"type":"error","error":{"type":"authentication_error","message":"Incorrect API key provided."}}`},
+	{"context too long", OpenAIChat, Anthropic, 400,
+		`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"This model's maximum context length is 128000 tokens."}}`},
+	{"quota", OpenAIChat, Anthropic, 429,
+		`{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+		`{"type":"error","error":{"type":"billing_error","message":"You exceeded your current quota."}}`},
+	// A gateway's HTML page: the status decides, the text is kept.
+	{"html 503", OpenAIChat, Anthropic, 503,
+		`<html><body>Service Unavailable</body></html>`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"<html><body>Service Unavailable</body></html>"}}`},
+	{"empty 504", Anthropic, OpenAIChat, 504, ``,
+		`{"error":{"message":"Gateway Timeout","type":"server_error","param":null,"code":null}}`},
+	{"same wire untouched", Anthropic, Anthropic, 500, `{"anything":1}`, `{"anything":1}`},
 
-		// Google's errors (the shapes issue 26 lists): Claude Code and
-		// Codex must see the type they retry or wait on.
-		{"gemini quota to claude code", Gemini, Anthropic, 429,
-			`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
-			`{"type":"error","error":{"type":"rate_limit_error","message":"You exceeded your current quota, please check your plan and billing details."}}`},
-		{"gemini overloaded to codex", GeminiCodeAssist, OpenAIResponses, 503,
-			`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
-			`{"error":{"message":"The model is overloaded. Please try again later.","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
-		{"gemini bad key to chat", Gemini, OpenAIChat, 400,
-			`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`,
-			`{"error":{"message":"API key not valid. Please pass a valid API key.","type":"invalid_request_error","param":null,"code":null}}`},
-		{"code assist login expired", GeminiCodeAssist, Anthropic, 401,
-			`{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`,
-			`{"type":"error","error":{"type":"authentication_error","message":"Request had invalid authentication credentials."}}`},
-		{"gemini internal, listed", Gemini, Anthropic, 500,
-			`[{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`,
-			`{"type":"error","error":{"type":"api_error","message":"An internal error has occurred."}}`},
-		// Gemini CLI reads the code and status; Anthropic's 529 is
-		// Google's 503.
-		{"anthropic overloaded to gemini cli", Anthropic, Gemini, 529,
-			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
-			`{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`},
-		{"codex usage limit to gemini cli", ChatGPTCodex, GeminiCodeAssist, 429,
-			`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":1772370000}}`,
-			`{"error":{"code":429,"message":"The usage limit has been reached","status":"RESOURCE_EXHAUSTED"}}`},
-		{"anthropic bad request to gemini cli", Anthropic, Gemini, 400,
-			`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1: tool_use ids must be unique"}}`,
-			`{"error":{"code":400,"message":"messages.1: tool_use ids must be unique","status":"INVALID_ARGUMENT"}}`},
-		{"html 502 to gemini cli", OpenAIChat, Gemini, 502, `<html>Bad Gateway</html>`,
-			`{"error":{"code":500,"message":"<html>Bad Gateway</html>","status":"INTERNAL"}}`},
-		{"gemini to code assist untouched", Gemini, GeminiCodeAssist, 429, `{"error":{"code":429}}`, `{"error":{"code":429}}`},
-	}
+	// Google's errors (the shapes issue 26 lists): Claude Code and
+	// Codex must see the type they retry or wait on.
+	{"gemini quota to claude code", Gemini, Anthropic, 429,
+		`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+		`{"type":"error","error":{"type":"rate_limit_error","message":"You exceeded your current quota, please check your plan and billing details."}}`},
+	{"gemini overloaded to codex", GeminiCodeAssist, OpenAIResponses, 503,
+		`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
+		`{"error":{"message":"The model is overloaded. Please try again later.","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
+	{"gemini bad key to chat", Gemini, OpenAIChat, 400,
+		`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`,
+		`{"error":{"message":"API key not valid. Please pass a valid API key.","type":"invalid_request_error","param":null,"code":null}}`},
+	{"code assist login expired", GeminiCodeAssist, Anthropic, 401,
+		`{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`,
+		`{"type":"error","error":{"type":"authentication_error","message":"Request had invalid authentication credentials."}}`},
+	{"gemini internal, listed", Gemini, Anthropic, 500,
+		`[{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}]`,
+		`{"type":"error","error":{"type":"api_error","message":"An internal error has occurred."}}`},
+	// Gemini CLI reads the code and status; Anthropic's 529 is
+	// Google's 503.
+	{"anthropic overloaded to gemini cli", Anthropic, Gemini, 529,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		`{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`},
+	{"codex usage limit to gemini cli", ChatGPTCodex, GeminiCodeAssist, 429,
+		`{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":1772370000}}`,
+		`{"error":{"code":429,"message":"The usage limit has been reached","status":"RESOURCE_EXHAUSTED"}}`},
+	{"anthropic bad request to gemini cli", Anthropic, Gemini, 400,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1: tool_use ids must be unique"}}`,
+		`{"error":{"code":400,"message":"messages.1: tool_use ids must be unique","status":"INVALID_ARGUMENT"}}`},
+	{"html 502 to gemini cli", OpenAIChat, Gemini, 502, `<html>Bad Gateway</html>`,
+		`{"error":{"code":500,"message":"<html>Bad Gateway</html>","status":"INTERNAL"}}`},
+	{"gemini to code assist untouched", Gemini, GeminiCodeAssist, 429, `{"error":{"code":429}}`, `{"error":{"code":429}}`},
+}
+
+func TestErrorBody(t *testing.T) {
+	tests := errorBodyTests
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ErrorBody(tc.from, tc.to, tc.status, []byte(tc.body))

@@ -29,32 +29,8 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 	}
 	r.system = sys
 
-	for i, m := range in.Messages {
-		field := path("messages", i)
-		if m.Role == "system" {
-			// Claude Code puts system messages mid-conversation for a
-			// model it does not know (beta mid-conversation-system-…); for
-			// the models it knows it sends the same text in a user turn,
-			// and so does this translation: OpenAI's APIs give a late
-			// system message no reliable meaning.
-			texts, err := c.anthropicSystem(m.Content)
-			if err != nil {
-				return nil, fmt.Errorf("translate: %s: %w", field, err)
-			}
-			c.note(field, "a system message inside the conversation is sent as a user message")
-			for _, t := range texts {
-				r.addTurn("user", text(t))
-			}
-			continue
-		}
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, fmt.Errorf("translate: %s: role %q is not user or assistant", field, m.Role)
-		}
-		parts, err := c.anthropicContent(m.Role, m.Content, field+".content")
-		if err != nil {
-			return nil, err
-		}
-		r.addTurn(m.Role, parts...)
+	if err := c.anthropicMessages(r, in.Messages); err != nil {
+		return nil, err
 	}
 
 	for i, t := range in.Tools {
@@ -89,6 +65,38 @@ func (c *conv) readAnthropic(body []byte) (*request, error) {
 		c.note("thinking", "dropped: no reasoning effort could be derived from type %q", in.Thinking.Type)
 	}
 	return r, nil
+}
+
+// anthropicMessages adds the conversation's messages to r as turns.
+func (c *conv) anthropicMessages(r *request, msgs []aMessage) error {
+	for i, m := range msgs {
+		field := path("messages", i)
+		if m.Role == "system" {
+			// Claude Code puts system messages mid-conversation for a
+			// model it does not know (beta mid-conversation-system-…); for
+			// the models it knows it sends the same text in a user turn,
+			// and so does this translation: OpenAI's APIs give a late
+			// system message no reliable meaning.
+			texts, err := c.anthropicSystem(m.Content)
+			if err != nil {
+				return fmt.Errorf("translate: %s: %w", field, err)
+			}
+			c.note(field, "a system message inside the conversation is sent as a user message")
+			for _, t := range texts {
+				r.addTurn("user", text(t))
+			}
+			continue
+		}
+		if m.Role != "user" && m.Role != "assistant" {
+			return fmt.Errorf("translate: %s: role %q is not user or assistant", field, m.Role)
+		}
+		parts, err := c.anthropicContent(m.Role, m.Content, field+".content")
+		if err != nil {
+			return err
+		}
+		r.addTurn(m.Role, parts...)
+	}
+	return nil
 }
 
 func (c *conv) anthropicSystem(raw json.RawMessage) ([]string, error) {

@@ -445,29 +445,7 @@ func (c *conv) geminiGeneration(r *request, model string) (*gGenerationConfig, e
 // responses), then the user's own parts.
 func (c *conv) geminiContent(t turn, names map[string]string, inline bool) (gContent, error) {
 	if t.role == "assistant" {
-		content := gContent{Role: "model", Parts: []gPart{}}
-		signed := false
-		for _, p := range t.parts {
-			switch p.kind {
-			case textPart:
-				if p.text != "" {
-					content.Parts = append(content.Parts, gText(p.text))
-				}
-			case callPart:
-				args, ok := argsObject(p.call.args)
-				if !ok {
-					return content, c.refuse("tool call "+p.call.id, "arguments are not a JSON object: %.80q", p.call.args)
-				}
-				gp := gPart{FunctionCall: &gFunctionCall{ID: p.call.id, Name: p.call.name, Args: args}}
-				if !signed {
-					gp.ThoughtSignature, signed = skipSignature, true
-				}
-				content.Parts = append(content.Parts, gp)
-			default:
-				return content, c.refuse("assistant turn", "an image in an assistant turn")
-			}
-		}
-		return content, nil
+		return c.geminiModelContent(t)
 	}
 
 	var responses, images, rest []gPart
@@ -484,41 +462,11 @@ func (c *conv) geminiContent(t turn, names map[string]string, inline bool) (gCon
 			}
 			rest = append(rest, gp)
 		case resultPart:
-			fname := p.res.name
-			if fname == "" {
-				fname = names[p.res.id]
+			resp, imgs, err := c.geminiResponse(p, names, inline)
+			if err != nil {
+				return gContent{}, err
 			}
-			if fname == "" {
-				return gContent{}, c.refuse("tool result "+p.res.id, "answers no tool call of the conversation, and Gemini needs the function's name")
-			}
-			var texts []string
-			var own []gPart
-			for _, rp := range p.res.parts {
-				if rp.kind != imagePart {
-					texts = append(texts, rp.text)
-					continue
-				}
-				gp, err := c.geminiImagePart(rp.img)
-				if err != nil {
-					return gContent{}, err
-				}
-				if inline {
-					own = append(own, gp)
-				} else {
-					images = append(images, gp)
-				}
-			}
-			s := strings.Join(texts, "")
-			var resp json.RawMessage
-			switch {
-			case p.res.isError:
-				resp = object(kv{"error", s})
-			case s != "":
-				resp = object(kv{"output", s})
-			default:
-				resp = json.RawMessage("{}")
-			}
-			responses = append(responses, gPart{FunctionResponse: &gFunctionResponse{ID: p.res.id, Name: fname, Response: resp, Parts: own}})
+			responses, images = append(responses, resp), append(images, imgs...)
 		case callPart:
 			return gContent{}, c.refuse("user turn", "a tool call in a user turn")
 		}
@@ -528,6 +476,75 @@ func (c *conv) geminiContent(t turn, names map[string]string, inline bool) (gCon
 		parts = []gPart{}
 	}
 	return gContent{Role: "user", Parts: parts}, nil
+}
+
+// geminiModelContent writes an assistant turn: its text and calls in
+// order, the first call signed.
+func (c *conv) geminiModelContent(t turn) (gContent, error) {
+	content := gContent{Role: "model", Parts: []gPart{}}
+	signed := false
+	for _, p := range t.parts {
+		switch p.kind {
+		case textPart:
+			if p.text != "" {
+				content.Parts = append(content.Parts, gText(p.text))
+			}
+		case callPart:
+			args, ok := argsObject(p.call.args)
+			if !ok {
+				return content, c.refuse("tool call "+p.call.id, "arguments are not a JSON object: %.80q", p.call.args)
+			}
+			gp := gPart{FunctionCall: &gFunctionCall{ID: p.call.id, Name: p.call.name, Args: args}}
+			if !signed {
+				gp.ThoughtSignature, signed = skipSignature, true
+			}
+			content.Parts = append(content.Parts, gp)
+		default:
+			return content, c.refuse("assistant turn", "an image in an assistant turn")
+		}
+	}
+	return content, nil
+}
+
+// geminiResponse writes one tool result as a function response, with the
+// images it returned inside it when inline is true, else apart (images)
+// for the turn to carry beside the responses.
+func (c *conv) geminiResponse(p part, names map[string]string, inline bool) (gPart, []gPart, error) {
+	fname := p.res.name
+	if fname == "" {
+		fname = names[p.res.id]
+	}
+	if fname == "" {
+		return gPart{}, nil, c.refuse("tool result "+p.res.id, "answers no tool call of the conversation, and Gemini needs the function's name")
+	}
+	var texts []string
+	var own, images []gPart
+	for _, rp := range p.res.parts {
+		if rp.kind != imagePart {
+			texts = append(texts, rp.text)
+			continue
+		}
+		gp, err := c.geminiImagePart(rp.img)
+		if err != nil {
+			return gPart{}, nil, err
+		}
+		if inline {
+			own = append(own, gp)
+		} else {
+			images = append(images, gp)
+		}
+	}
+	s := strings.Join(texts, "")
+	var resp json.RawMessage
+	switch {
+	case p.res.isError:
+		resp = object(kv{"error", s})
+	case s != "":
+		resp = object(kv{"output", s})
+	default:
+		resp = json.RawMessage("{}")
+	}
+	return gPart{FunctionResponse: &gFunctionResponse{ID: p.res.id, Name: fname, Response: resp, Parts: own}}, images, nil
 }
 
 func (c *conv) geminiImagePart(im image) (gPart, error) {

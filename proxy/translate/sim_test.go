@@ -265,25 +265,29 @@ func geminiCall(t *testing.T, wire Target, body []byte) (id, name, args string) 
 	return "", "", ""
 }
 
+// simPairs are the client and upstream wires TestAgainstSimulatedUpstreams
+// crosses.
+var simPairs = []struct{ client, upstream Target }{
+	{Anthropic, OpenAIChat},
+	{Anthropic, OpenAIResponses},
+	{OpenAIResponses, Anthropic},
+	{OpenAIChat, Anthropic},
+	// Gemini CLI, with a key and with a login, when its pool is spent.
+	{Gemini, Anthropic},
+	{Gemini, OpenAIChat},
+	{Gemini, OpenAIResponses},
+	{GeminiCodeAssist, Anthropic},
+	{GeminiCodeAssist, OpenAIChat},
+	// Claude Code, Codex and Chat clients on a Gemini key or a Google
+	// login.
+	{Anthropic, Gemini},
+	{Anthropic, GeminiCodeAssist},
+	{OpenAIResponses, Gemini},
+	{OpenAIChat, GeminiCodeAssist},
+}
+
 func TestAgainstSimulatedUpstreams(t *testing.T) {
-	pairs := []struct{ client, upstream Target }{
-		{Anthropic, OpenAIChat},
-		{Anthropic, OpenAIResponses},
-		{OpenAIResponses, Anthropic},
-		{OpenAIChat, Anthropic},
-		// Gemini CLI, with a key and with a login, when its pool is spent.
-		{Gemini, Anthropic},
-		{Gemini, OpenAIChat},
-		{Gemini, OpenAIResponses},
-		{GeminiCodeAssist, Anthropic},
-		{GeminiCodeAssist, OpenAIChat},
-		// Claude Code, Codex and Chat clients on a Gemini key or a Google
-		// login.
-		{Anthropic, Gemini},
-		{Anthropic, GeminiCodeAssist},
-		{OpenAIResponses, Gemini},
-		{OpenAIChat, GeminiCodeAssist},
-	}
+	pairs := simPairs
 	upstreamModel := map[Target]string{Anthropic: "claude-sonnet-4-5", OpenAIChat: "gpt-4.1", OpenAIResponses: "gpt-5",
 		Gemini: "gemini-2.5-pro", GeminiCodeAssist: "gemini-3-pro-preview"}
 	s, project := newSim(sim.Options{Chunks: 4, ChunkText: "ok "})

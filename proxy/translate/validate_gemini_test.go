@@ -17,19 +17,9 @@ import (
 // with a name, an id and object arguments. It returns the events, a bare
 // error as an event with no name.
 func validGemini(b []byte, codeAssist bool) ([]sseEvent, error) {
-	if !bytes.HasSuffix(b, []byte("\n\n")) {
-		return nil, fmt.Errorf("stream does not end with a blank line")
-	}
-	var evs []sseEvent
-	for _, block := range strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n") {
-		switch {
-		case strings.HasPrefix(block, "data: ") && !strings.Contains(block, "\n"):
-			evs = append(evs, sseEvent{"", []byte(strings.TrimPrefix(block, "data: "))})
-		case !codeAssist && strings.HasPrefix(block, "{"):
-			evs = append(evs, sseEvent{"bare", []byte(block)})
-		default:
-			return nil, fmt.Errorf("event %q is neither one data line nor a bare error", block)
-		}
+	evs, err := geminiEvents(b, codeAssist)
+	if err != nil {
+		return nil, err
 	}
 	id, finished := "", false
 	for i, ev := range evs {
@@ -39,16 +29,8 @@ func validGemini(b []byte, codeAssist bool) ([]sseEvent, error) {
 			return nil, fmt.Errorf("event %d is not a JSON object: %v", i, err)
 		}
 		if raw, isErr := top["error"]; isErr {
-			var e struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-				Status  string `json:"status"`
-			}
-			if err := json.Unmarshal(raw, &e); err != nil || e.Code < 400 || e.Message == "" || e.Status == "" || !last || len(top) != 1 {
-				return nil, fmt.Errorf("error event %d not last or without code, message and status: %s", i, ev.data)
-			}
-			if bare := ev.name == "bare"; bare != !codeAssist {
-				return nil, fmt.Errorf("error event %d in the wrong form for this client: %s", i, ev.data)
+			if err := validGeminiError(i, ev, raw, top, last, codeAssist); err != nil {
+				return nil, err
 			}
 			return evs, nil
 		}
@@ -66,21 +48,7 @@ func validGemini(b []byte, codeAssist bool) ([]sseEvent, error) {
 			}
 			data = env.Response
 		}
-		var r struct {
-			Candidates []struct {
-				Content *struct {
-					Role  string           `json:"role"`
-					Parts []map[string]any `json:"parts"`
-				} `json:"content"`
-				FinishReason string `json:"finishReason"`
-			} `json:"candidates"`
-			UsageMetadata *struct {
-				PromptTokenCount     *int `json:"promptTokenCount"`
-				CandidatesTokenCount *int `json:"candidatesTokenCount"`
-				TotalTokenCount      *int `json:"totalTokenCount"`
-			} `json:"usageMetadata"`
-			ResponseID string `json:"responseId"`
-		}
+		var r geminiChunk
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, fmt.Errorf("chunk %d: %v", i, err)
 		}
@@ -120,6 +88,60 @@ func validGemini(b []byte, codeAssist bool) ([]sseEvent, error) {
 		return nil, fmt.Errorf("stream ends without a finishReason or an error")
 	}
 	return evs, nil
+}
+
+// geminiChunk is what validGemini reads of a GenerateContentResponse.
+type geminiChunk struct {
+	Candidates []struct {
+		Content *struct {
+			Role  string           `json:"role"`
+			Parts []map[string]any `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	UsageMetadata *struct {
+		PromptTokenCount     *int `json:"promptTokenCount"`
+		CandidatesTokenCount *int `json:"candidatesTokenCount"`
+		TotalTokenCount      *int `json:"totalTokenCount"`
+	} `json:"usageMetadata"`
+	ResponseID string `json:"responseId"`
+}
+
+// geminiEvents splits a stream at blank lines: each event one data line,
+// or for the Gemini API a bare JSON error (named "bare").
+func geminiEvents(b []byte, codeAssist bool) ([]sseEvent, error) {
+	if !bytes.HasSuffix(b, []byte("\n\n")) {
+		return nil, fmt.Errorf("stream does not end with a blank line")
+	}
+	var evs []sseEvent
+	for _, block := range strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n") {
+		switch {
+		case strings.HasPrefix(block, "data: ") && !strings.Contains(block, "\n"):
+			evs = append(evs, sseEvent{"", []byte(strings.TrimPrefix(block, "data: "))})
+		case !codeAssist && strings.HasPrefix(block, "{"):
+			evs = append(evs, sseEvent{"bare", []byte(block)})
+		default:
+			return nil, fmt.Errorf("event %q is neither one data line nor a bare error", block)
+		}
+	}
+	return evs, nil
+}
+
+// validGeminiError checks event i, a Google error object (raw, in top):
+// the last event, whole, and in this client's form.
+func validGeminiError(i int, ev sseEvent, raw json.RawMessage, top map[string]json.RawMessage, last, codeAssist bool) error {
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil || e.Code < 400 || e.Message == "" || e.Status == "" || !last || len(top) != 1 {
+		return fmt.Errorf("error event %d not last or without code, message and status: %s", i, ev.data)
+	}
+	if bare := ev.name == "bare"; bare != !codeAssist {
+		return fmt.Errorf("error event %d in the wrong form for this client: %s", i, ev.data)
+	}
+	return nil
 }
 
 func validGeminiPart(p map[string]any) error {

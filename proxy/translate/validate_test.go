@@ -113,9 +113,7 @@ func jsonObject(s string) bool {
 var anthropicID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 func validAnthropic(evs []sseEvent) error {
-	open, next := -1, 0
-	var openType string
-	var acc bytes.Buffer
+	b := &aBlocks{open: -1}
 	sawDelta := false
 	for i, ev := range evs {
 		m, err := decodeData(ev)
@@ -134,54 +132,13 @@ func validAnthropic(evs []sseEvent) error {
 			if !anthropicID.MatchString(jstr(m, "message", "id")) || jstr(m, "message", "role") != "assistant" {
 				return fmt.Errorf("message_start: bad message %s", ev.data)
 			}
-		case "content_block_start":
-			idx, _ := jnum(m, "index")
-			if open >= 0 || idx != next {
-				return fmt.Errorf("content_block_start %d while %d open, %d expected", idx, open, next)
+		case "content_block_start", "content_block_delta", "content_block_stop":
+			if err := b.step(ev, m); err != nil {
+				return err
 			}
-			open, openType = idx, jstr(m, "content_block", "type")
-			acc.Reset()
-			switch openType {
-			case "text":
-				if jstr(m, "content_block", "text") != "" {
-					return fmt.Errorf("text block starts with text")
-				}
-			case "tool_use":
-				if !anthropicID.MatchString(jstr(m, "content_block", "id")) || jstr(m, "content_block", "name") == "" {
-					return fmt.Errorf("tool_use block without valid id or name: %s", ev.data)
-				}
-			default:
-				return fmt.Errorf("block type %q", openType)
-			}
-		case "content_block_delta":
-			idx, _ := jnum(m, "index")
-			if idx != open {
-				return fmt.Errorf("delta for %d while %d open", idx, open)
-			}
-			switch dt := jstr(m, "delta", "type"); {
-			case dt == "text_delta" && openType == "text":
-				acc.WriteString(jstr(m, "delta", "text"))
-			case dt == "input_json_delta" && openType == "tool_use":
-				acc.WriteString(jstr(m, "delta", "partial_json"))
-			default:
-				return fmt.Errorf("delta %q in a %s block", dt, openType)
-			}
-		case "content_block_stop":
-			idx, _ := jnum(m, "index")
-			if idx != open {
-				return fmt.Errorf("stop for %d while %d open", idx, open)
-			}
-			if openType == "text" && acc.Len() == 0 {
-				return fmt.Errorf("empty text block %d", idx)
-			}
-			if openType == "tool_use" && acc.Len() > 0 && !jsonObject(acc.String()) {
-				return fmt.Errorf("tool_use %d input %q is not a JSON object", idx, acc.String())
-			}
-			open = -1
-			next++
 		case "message_delta":
-			if open >= 0 || sawDelta {
-				return fmt.Errorf("message_delta with block %d open or repeated", open)
+			if b.open >= 0 || sawDelta {
+				return fmt.Errorf("message_delta with block %d open or repeated", b.open)
 			}
 			sawDelta = true
 			switch jstr(m, "delta", "stop_reason") {
@@ -211,10 +168,69 @@ func validAnthropic(evs []sseEvent) error {
 	return nil
 }
 
+// aBlocks is validAnthropic's view of the content blocks: the one open
+// (-1: none), its type and what its deltas carried, and the index the
+// next one must have.
+type aBlocks struct {
+	open, next int
+	openType   string
+	acc        bytes.Buffer
+}
+
+// step checks one content_block_ event.
+func (b *aBlocks) step(ev sseEvent, m jmap) error {
+	switch ev.name {
+	case "content_block_start":
+		idx, _ := jnum(m, "index")
+		if b.open >= 0 || idx != b.next {
+			return fmt.Errorf("content_block_start %d while %d open, %d expected", idx, b.open, b.next)
+		}
+		b.open, b.openType = idx, jstr(m, "content_block", "type")
+		b.acc.Reset()
+		switch b.openType {
+		case "text":
+			if jstr(m, "content_block", "text") != "" {
+				return fmt.Errorf("text block starts with text")
+			}
+		case "tool_use":
+			if !anthropicID.MatchString(jstr(m, "content_block", "id")) || jstr(m, "content_block", "name") == "" {
+				return fmt.Errorf("tool_use block without valid id or name: %s", ev.data)
+			}
+		default:
+			return fmt.Errorf("block type %q", b.openType)
+		}
+	case "content_block_delta":
+		idx, _ := jnum(m, "index")
+		if idx != b.open {
+			return fmt.Errorf("delta for %d while %d open", idx, b.open)
+		}
+		switch dt := jstr(m, "delta", "type"); {
+		case dt == "text_delta" && b.openType == "text":
+			b.acc.WriteString(jstr(m, "delta", "text"))
+		case dt == "input_json_delta" && b.openType == "tool_use":
+			b.acc.WriteString(jstr(m, "delta", "partial_json"))
+		default:
+			return fmt.Errorf("delta %q in a %s block", dt, b.openType)
+		}
+	case "content_block_stop":
+		idx, _ := jnum(m, "index")
+		if idx != b.open {
+			return fmt.Errorf("stop for %d while %d open", idx, b.open)
+		}
+		if b.openType == "text" && b.acc.Len() == 0 {
+			return fmt.Errorf("empty text block %d", idx)
+		}
+		if b.openType == "tool_use" && b.acc.Len() > 0 && !jsonObject(b.acc.String()) {
+			return fmt.Errorf("tool_use %d input %q is not a JSON object", idx, b.acc.String())
+		}
+		b.open = -1
+		b.next++
+	}
+	return nil
+}
+
 func validResponses(evs []sseEvent) error {
-	done := 0 // finished output items
-	var openID, openType, partType string
-	var acc bytes.Buffer
+	it := &rItems{}
 	for i, ev := range evs {
 		m, err := decodeData(ev)
 		if err != nil {
@@ -228,80 +244,28 @@ func validResponses(evs []sseEvent) error {
 		}
 		last := i == len(evs)-1
 		oi, _ := jnum(m, "output_index")
-		inItem := func() error {
-			if openID == "" || jstr(m, "item_id") != openID || oi != done {
-				return fmt.Errorf("%s for item %q/%d while %q/%d open", ev.name, jstr(m, "item_id"), oi, openID, done)
-			}
-			return nil
-		}
 		switch ev.name {
 		case "response.created":
 			if i != 0 || jstr(m, "response", "status") != "in_progress" {
 				return fmt.Errorf("response.created at %d", i)
 			}
 		case "response.in_progress":
-		case "response.output_item.added":
-			if openID != "" || oi != done || jstr(m, "item", "status") != "in_progress" {
-				return fmt.Errorf("output_item.added %d while %q open, %d done", oi, openID, done)
-			}
-			openID, openType = jstr(m, "item", "id"), jstr(m, "item", "type")
-			acc.Reset()
-			switch openType {
-			case "message":
-			case "function_call":
-				if jstr(m, "item", "call_id") == "" || jstr(m, "item", "name") == "" || len(openID) < 4 || openID[:3] != "fc_" {
-					return fmt.Errorf("function_call item without call_id, name or fc_ id: %s", ev.data)
-				}
-			default:
-				return fmt.Errorf("item type %q", openType)
-			}
-		case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
-			"response.refusal.delta", "response.refusal.done":
-			if err := inItem(); err != nil {
+		case "response.output_item.added", "response.output_item.done",
+			"response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+			"response.refusal.delta", "response.refusal.done",
+			"response.function_call_arguments.delta", "response.function_call_arguments.done":
+			if err := it.step(ev, m, oi); err != nil {
 				return err
 			}
-			if openType != "message" {
-				return fmt.Errorf("%s in a %s item", ev.name, openType)
-			}
-			if ev.name == "response.content_part.added" {
-				partType = jstr(m, "part", "type")
-			}
-			if err := validPartEvent(ev.name, m, partType, &acc); err != nil {
-				return err
-			}
-		case "response.function_call_arguments.delta", "response.function_call_arguments.done":
-			if err := inItem(); err != nil {
-				return err
-			}
-			if openType != "function_call" {
-				return fmt.Errorf("%s in a %s item", ev.name, openType)
-			}
-			if ev.name == "response.function_call_arguments.delta" {
-				acc.WriteString(jstr(m, "delta"))
-				break
-			}
-			args := jstr(m, "arguments")
-			if (args != acc.String() && !(acc.Len() == 0 && args == "{}")) || !jsonObject(args) {
-				return fmt.Errorf("arguments.done %q, deltas %q", args, acc.String())
-			}
-		case "response.output_item.done":
-			if jstr(m, "item", "id") != openID || oi != done || jstr(m, "item", "status") != "completed" {
-				return fmt.Errorf("output_item.done %q/%d while %q/%d open", jstr(m, "item", "id"), oi, openID, done)
-			}
-			if openType == "function_call" && !jsonObject(jstr(m, "item", "arguments")) {
-				return fmt.Errorf("finished function_call without JSON arguments")
-			}
-			openID = ""
-			done++
 		case "response.completed", "response.incomplete", "response.failed":
 			// A failure may cut an item short; success may not.
-			if !last || (openID != "" && ev.name != "response.failed") {
-				return fmt.Errorf("%s at %d with item %q open", ev.name, i, openID)
+			if !last || (it.openID != "" && ev.name != "response.failed") {
+				return fmt.Errorf("%s at %d with item %q open", ev.name, i, it.openID)
 			}
 			r, _ := m["response"].(jmap)
 			out, _ := r["output"].([]any)
-			if ev.name != "response.failed" && (len(out) != done || r["usage"] == nil) {
-				return fmt.Errorf("%s with %d output items (%d streamed) or no usage", ev.name, len(out), done)
+			if ev.name != "response.failed" && (len(out) != it.done || r["usage"] == nil) {
+				return fmt.Errorf("%s with %d output items (%d streamed) or no usage", ev.name, len(out), it.done)
 			}
 			if ev.name == "response.failed" && jstr(m, "response", "error", "message") == "" {
 				return fmt.Errorf("response.failed without error message")
@@ -312,6 +276,83 @@ func validResponses(evs []sseEvent) error {
 		if last && ev.name != "response.completed" && ev.name != "response.incomplete" && ev.name != "response.failed" {
 			return fmt.Errorf("stream ends with %q", ev.name)
 		}
+	}
+	return nil
+}
+
+// rItems is validResponses' view of the output items: how many are
+// done, the one open ("": none) with its type, its content part's type,
+// and what its deltas carried.
+type rItems struct {
+	done                       int
+	openID, openType, partType string
+	acc                        bytes.Buffer
+}
+
+// inItem checks that an event names the open item.
+func (it *rItems) inItem(ev sseEvent, m jmap, oi int) error {
+	if it.openID == "" || jstr(m, "item_id") != it.openID || oi != it.done {
+		return fmt.Errorf("%s for item %q/%d while %q/%d open", ev.name, jstr(m, "item_id"), oi, it.openID, it.done)
+	}
+	return nil
+}
+
+// step checks one event of an output item, oi its output_index.
+func (it *rItems) step(ev sseEvent, m jmap, oi int) error {
+	switch ev.name {
+	case "response.output_item.added":
+		if it.openID != "" || oi != it.done || jstr(m, "item", "status") != "in_progress" {
+			return fmt.Errorf("output_item.added %d while %q open, %d done", oi, it.openID, it.done)
+		}
+		it.openID, it.openType = jstr(m, "item", "id"), jstr(m, "item", "type")
+		it.acc.Reset()
+		switch it.openType {
+		case "message":
+		case "function_call":
+			if jstr(m, "item", "call_id") == "" || jstr(m, "item", "name") == "" || len(it.openID) < 4 || it.openID[:3] != "fc_" {
+				return fmt.Errorf("function_call item without call_id, name or fc_ id: %s", ev.data)
+			}
+		default:
+			return fmt.Errorf("item type %q", it.openType)
+		}
+	case "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+		"response.refusal.delta", "response.refusal.done":
+		if err := it.inItem(ev, m, oi); err != nil {
+			return err
+		}
+		if it.openType != "message" {
+			return fmt.Errorf("%s in a %s item", ev.name, it.openType)
+		}
+		if ev.name == "response.content_part.added" {
+			it.partType = jstr(m, "part", "type")
+		}
+		if err := validPartEvent(ev.name, m, it.partType, &it.acc); err != nil {
+			return err
+		}
+	case "response.function_call_arguments.delta", "response.function_call_arguments.done":
+		if err := it.inItem(ev, m, oi); err != nil {
+			return err
+		}
+		if it.openType != "function_call" {
+			return fmt.Errorf("%s in a %s item", ev.name, it.openType)
+		}
+		if ev.name == "response.function_call_arguments.delta" {
+			it.acc.WriteString(jstr(m, "delta"))
+			break
+		}
+		args := jstr(m, "arguments")
+		if (args != it.acc.String() && !(it.acc.Len() == 0 && args == "{}")) || !jsonObject(args) {
+			return fmt.Errorf("arguments.done %q, deltas %q", args, it.acc.String())
+		}
+	case "response.output_item.done":
+		if jstr(m, "item", "id") != it.openID || oi != it.done || jstr(m, "item", "status") != "completed" {
+			return fmt.Errorf("output_item.done %q/%d while %q/%d open", jstr(m, "item", "id"), oi, it.openID, it.done)
+		}
+		if it.openType == "function_call" && !jsonObject(jstr(m, "item", "arguments")) {
+			return fmt.Errorf("finished function_call without JSON arguments")
+		}
+		it.openID = ""
+		it.done++
 	}
 	return nil
 }
