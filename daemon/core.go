@@ -44,6 +44,8 @@ type core struct {
 	// subs is [subscriptions] as last loaded: the logins config.toml
 	// opens to every tool.
 	subs config.Subscriptions
+
+	logins browserLogins // the tray's logins in progress (login_pending.go)
 }
 
 func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store *stateStore, em api.Emitter, logf func(string, ...any)) *core {
@@ -270,7 +272,7 @@ func (c *core) poolOp(id string, op func(string) error) error {
 
 // StartLogin implements admin.Backend.
 func (c *core) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf)
+	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf, &c.logins)
 }
 
 // SecretKey is the keychain name of credential id's secret.
