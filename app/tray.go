@@ -43,6 +43,12 @@ func cmdTray(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "tray", err)
 	}
+	// A tray without an icon listens for this (tray_reopen.go): its
+	// window is the way back in.
+	if reopenAsk(home) {
+		fmt.Fprintln(stdout, "subpool is already running on "+home+"; its window is open again.")
+		return 0
+	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
