@@ -52,6 +52,7 @@ type Results struct {
 	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
 	GCSweep  *GCSweep         `json:"gc_sweep,omitempty"`      // go run ./bench -gc
+	Panel    *PanelBench      `json:"panel,omitempty"`         // panel.go; go run ./bench -panel 10m alone
 	Streams  *StreamSeries    `json:"stream_series,omitempty"` // go run ./bench -streams
 	// StreamsEarlier are the series before Streams, newest first: those of
 	// its code are judged with it (pooledSeries).
@@ -77,7 +78,15 @@ func main() {
 	gc := flag.String("gc", "", "measure RSS after concurrency 32 and CPU per request for these collector settings (default,GOGC[/GOMEMLIMIT],…), kept in -json as gc_sweep; -repeat rounds (at least 5)")
 	streams := flag.Int("streams", 0, "measure the 256-stream wave alone in this many runs on fresh processes, kept in -json as stream_series")
 	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput, the collector sweep)")
+	panel := flag.Duration("panel", 0, "measure the tray's memory alone for this long (panel.go), kept in -json as panel")
 	flag.Parse()
+	if *panel > 0 {
+		if err := panelMain(*out, *md, *panel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *from != "" {
 		// With -json given, the results are written again too (judged
 		// anew): how results spliced from two runs are put in the form a
@@ -209,6 +218,9 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 			scale = 0.5
 		}
 		res.Goodput = goodput.RunAll(goodput.Scenarios(scale))
+	}
+	if !skipped["panel"] {
+		res.Panel = panelPart(ctx, "", panelDuration(quick), logf)
 	}
 	res.Duration = time.Since(start).Round(time.Second).String()
 	if ro.keep != "" {
@@ -344,6 +356,9 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 	var kept []string
 	if skipped["micro"] && len(old.Micro) > 0 {
 		res.Micro, kept = old.Micro, append(kept, "micro")
+	}
+	if skipped["panel"] && old.Panel != nil {
+		res.Panel, kept = old.Panel, append(kept, "panel")
 	}
 	if skipped["history"] && old.History != nil {
 		res.History, kept = old.History, append(kept, "history")
