@@ -267,34 +267,35 @@ type rowUI struct {
 
 func newRow(p *panel) *rowUI {
 	r := &rowUI{p: p, badge: newBadge()}
-	r.label = oneLine(widget.MediumImportance)
-	r.label.TextStyle.Bold = true
+	r.badge.room = view.BadgeWords
+	r.label = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	r.detail = oneLine(widget.LowImportance)
+	r.detail.Alignment = fyne.TextAlignTrailing
 	r.line = oneLine(widget.MediumImportance)
 	r.countdown = newLevelBar(view.LevelInfo)
-	r.countdown.Hide()
 	r.meters = container.New(layout.NewFormLayout())
 	r.counts = oneLine(widget.LowImportance)
 	r.counts.SizeName = theme.SizeNameCaptionText
 
 	r.relogin = widget.NewButtonWithIcon("Log in again", theme.LoginIcon(), func() { p.relogin(r.row) })
 	r.relogin.Importance = widget.HighImportance
-	r.relogin.Hide()
 	r.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.pauseOrResume(r.row) })
-	// The wider of the pause button's two words holds its room, so
-	// "Resume" does not push the buttons after it.
-	resume := widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), nil)
-	resume.Hide()
 	r.reset = widget.NewButtonWithIcon("Reset cooldown", theme.MediaReplayIcon(), func() { p.reset(r.row) })
 	r.more = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), func() { p.showRowMenu(r) })
 	r.serves = oneLine(widget.MediumImportance)
 	r.tools = widget.NewCheck(view.ToolsToggle, func(on bool) { p.setTools(r, on) })
 
-	head := container.NewBorder(nil, nil, container.NewCenter(r.badge), nil, r.label)
-	r.lineSlot, r.loginSlot = slot(r.line, r.countdown), slot(r.relogin)
-	buttons := container.NewHBox(slot(r.pause, resume), r.reset, r.loginSlot, layout.NewSpacer(), r.more)
+	// The label keeps its width; the metadata beside it gives way.
+	head := container.NewBorder(nil, nil, container.NewHBox(container.NewCenter(r.badge), r.label), nil, r.detail)
+	r.lineSlot = slot(r.line, r.countdown)
+	r.countdown.Hide()
+	// Each button's room fits its widest words, so "Resume" or "Replace
+	// key" does not push the buttons after it.
+	r.loginSlot = buttonSlot(r.relogin, "Log in again", "Replace key")
+	r.relogin.Hide()
+	buttons := container.NewHBox(buttonSlot(r.pause, "Pause", "Resume"), r.reset, r.loginSlot, layout.NewSpacer(), r.more)
 	toolsLine := container.NewBorder(nil, nil, nil, r.tools, r.serves)
-	r.box = container.NewVBox(head, r.detail, r.lineSlot, r.meters, r.counts, toolsLine, buttons, widget.NewSeparator())
+	r.box = container.NewVBox(head, r.lineSlot, r.meters, r.counts, toolsLine, buttons, widget.NewSeparator())
 	return r
 }
 

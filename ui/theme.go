@@ -52,6 +52,11 @@ var panelColors = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color{
 func rgb(r, g, b uint8) color.Color { return color.NRGBA{R: r, G: g, B: b, A: 0xff} }
 
 func (t panelTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	// Any variant but light is dark, as in Fyne's own theme (a test app
+	// asks for variant 2, "not a preference").
+	if v != theme.VariantLight {
+		v = theme.VariantDark
+	}
 	if c, ok := panelColors[v][n]; ok {
 		return c
 	}

@@ -157,6 +157,9 @@ type badge struct {
 	widget.BaseWidget
 	text  string
 	level view.Level
+	// room are words whose widest the badge keeps room for, whichever it
+	// shows; none: its own word's.
+	room []string
 }
 
 func newBadge() *badge {
@@ -189,6 +192,9 @@ type badgeRenderer struct {
 func (r *badgeRenderer) MinSize() fyne.Size {
 	pad := r.b.Theme().Size(theme.SizeNameInnerPadding)
 	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
+	for _, w := range r.b.room {
+		t = t.Max(fyne.MeasureText(w, r.txt.TextSize, r.txt.TextStyle))
+	}
 	return fyne.NewSize(t.Width+2*pad, t.Height+pad/2)
 }
 

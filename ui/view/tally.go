@@ -19,6 +19,10 @@ type Tally struct {
 	Total   int
 }
 
+// BadgeWords are every word a row's badge can show, so the panel can give
+// the badge the room of the widest and keep the label beside it still.
+var BadgeWords = []string{badgeReady, badgeLimited, badgeCooling, badgeReserve, badgeLogin, badgePayment, badgeParked, badgePaused}
+
 // TallyRows counts rows by badge.
 func TallyRows(rows []Row) Tally {
 	var t Tally
