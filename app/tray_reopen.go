@@ -46,6 +46,10 @@ func reopenListen(home string) (asks <-chan struct{}, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := os.Chmod(path, 0o600); err != nil { // the person's own trays only
+		l.Close()
+		return nil, nil, err
+	}
 	ch := make(chan struct{}, 1)
 	go func() {
 		for {

@@ -60,7 +60,7 @@ func newPanel(u *UI) *panel {
 	p.trayNote = widget.NewLabel(u.opts.NoTrayHost)
 	p.trayNote.Wrapping = fyne.TextWrapWord
 	p.trayNoteBox = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()),
-		widget.NewButtonWithIcon("", theme.CancelIcon(), p.dismissTrayNote), p.trayNote)
+		container.NewVBox(widget.NewButtonWithIcon("", theme.CancelIcon(), p.dismissTrayNote)), p.trayNote)
 	p.trayNoteBox.Hidden = u.opts.NoTrayHost == ""
 
 	title := widget.NewLabelWithStyle("subpool", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})

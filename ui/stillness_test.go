@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"fyne.io/fyne/v2/test"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +115,23 @@ func TestMeterRefreshMakesNoThemeScope(t *testing.T) {
 	}
 	if bars := findAll[*levelBar](h.u.win.Content()); len(bars) < 4 {
 		t.Errorf("%d bars drawn", len(bars))
+	}
+}
+
+// A long reason in a countdown ends in an ellipsis: it does not widen the
+// window (issue 42: the window widened itself from 597 to 634 px).
+func TestLongTextsDoNotWidenThePanel(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()})
+	long := "429 rate_limit_error: account rate limit exceeded for the organization on requests, input tokens and output tokens per minute"
+	cool := coolC1()
+	cool.Reason = long
+	h.send(cool, api.Event{Type: api.EventCredentialUpdated, Provider: "anthropic", CredentialID: "c1", Reason: long})
+	if w := h.u.win.Content().MinSize().Width; w > 560 {
+		t.Errorf("the content needs %v wide", w)
+	}
+	bar := h.row("anthropic", "c1").countdown
+	if shown := test.WidgetRenderer(bar).(*levelBarRenderer).txt.Text; !strings.HasSuffix(shown, "…") || !strings.HasPrefix(bar.text, shown[:10]) {
+		t.Errorf("the countdown shows %q of %q", shown, bar.text)
 	}
 }

@@ -75,13 +75,17 @@ type levelBarRenderer struct {
 	txt         *canvas.Text
 }
 
+// MinSize is one line of text over the bar, and no width of its own: a
+// long reason would otherwise widen the window (its text ends in an
+// ellipsis instead).
 func (r *levelBarRenderer) MinSize() fyne.Size {
-	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
+	t := fyne.MeasureText("M", r.txt.TextSize, r.txt.TextStyle)
 	pad := r.b.Theme().Size(theme.SizeNameInnerPadding)
 	return fyne.NewSize(t.Width, t.Height+pad/2+barThickness)
 }
 
 func (r *levelBarRenderer) Layout(s fyne.Size) {
+	r.txt.Text = fitText(r.b.text, s.Width, r.txt.TextSize, r.txt.TextStyle)
 	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
 	r.txt.Resize(fyne.NewSize(s.Width, t.Height))
 	r.txt.Move(fyne.NewPos(0, 0))
@@ -100,7 +104,6 @@ func (r *levelBarRenderer) Refresh() {
 	r.track.CornerRadius = barThickness / 2
 	r.fill.FillColor = th.Color(fill, v)
 	r.fill.CornerRadius = barThickness / 2
-	r.txt.Text = r.b.text
 	r.txt.Color = th.Color(theme.ColorNameForeground, v)
 	r.txt.TextSize = th.Size(theme.SizeNameText)
 	r.Layout(r.b.Size())
@@ -113,6 +116,24 @@ func (r *levelBarRenderer) Objects() []fyne.CanvasObject {
 	return []fyne.CanvasObject{r.txt, r.track, r.fill}
 }
 func (r *levelBarRenderer) Destroy() {}
+
+// fitText is s, or as much of it as fits in width followed by "…".
+func fitText(s string, width, size float32, style fyne.TextStyle) string {
+	if fyne.MeasureText(s, size, style).Width <= width {
+		return s
+	}
+	runes := []rune(s)
+	lo, hi := 0, len(runes) // the longest prefix that fits is in [lo, hi)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if fyne.MeasureText(string(runes[:mid])+"…", size, style).Width <= width {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return string(runes[:lo]) + "…"
+}
 
 // meter is one usage window: its name beside a bar coloured by level, with
 // the percentage and the reset above it. The binding window's name is bold
