@@ -22,8 +22,8 @@ type trayTarget struct {
 	addr, token, clientKey string
 	home                   string // "" for the demo: no login service toggle
 	explicitHome           bool
-	// openPanel shows the panel at start: Fyne cannot tell whether a tray
-	// host is running, and the demo must show something either way.
+	// openPanel shows the panel at start: the demo must show something
+	// whether or not a tray host shows its icon (tray_host.go).
 	openPanel bool
 }
 

@@ -23,7 +23,10 @@ import (
 //     traffic changing it every second;
 //   - "panel hidden": `subpool tray` on a fresh home, with a StatusNotifier
 //     watcher of the bench's on its bus (panel_watcher.go), so the icon is
-//     registered and the panel never shown.
+//     registered and the panel never shown;
+//   - "no panel": `subpool demo` without --gui, the same proxy, upstreams
+//     and traffic as the first arm without any UI: what of the first arm's
+//     growth is the demo's own.
 //
 // The first minute is start-up (fonts, GL, the first textures); what the
 // targets judge is the growth after it and the highest RSS.
@@ -129,15 +132,16 @@ func panelPart(ctx context.Context, bin string, dur time.Duration, logf func(str
 			return pb
 		}
 	}
-	logf("panel: the tray's RSS for %s, panel open and panel hidden, each under its own Xvfb", dur)
-	done := make(chan PanelArm, 2)
-	go func() { done <- panelArm(ctx, bin, dir, "open", dur) }()
-	go func() { done <- panelArm(ctx, bin, dir, "hidden", dur) }()
-	a, b := <-done, <-done
-	if a.Name > b.Name {
-		a, b = b, a
+	logf("panel: the tray's RSS for %s, panel open, panel hidden and the demo without it, each under its own Xvfb", dur)
+	arms := []string{"open", "hidden", "none"}
+	pb.Arms = make([]PanelArm, len(arms))
+	done := make(chan struct{}, len(arms))
+	for i, which := range arms {
+		go func() { pb.Arms[i] = panelArm(ctx, bin, dir, which, dur); done <- struct{}{} }()
 	}
-	pb.Arms = []PanelArm{b, a} // "panel open" first
+	for range arms {
+		<-done
+	}
 	pb.Display = "Xvfb 1280x1024x24, Mesa's software GL (llvmpipe), as GLFW finds it"
 	return pb
 }
@@ -155,6 +159,9 @@ func freeAddr() (string, error) {
 // panelArm runs one arm on its own X server and bus.
 func panelArm(ctx context.Context, bin, dir, which string, dur time.Duration) PanelArm {
 	arm := PanelArm{Name: "panel " + which}
+	if which == "none" {
+		arm.Name = "no panel"
+	}
 	fail := func(err error) PanelArm { arm.Err = err.Error(); return arm }
 	display, stopX, err := startXvfb()
 	if err != nil {
@@ -172,6 +179,9 @@ func panelArm(ctx context.Context, bin, dir, which string, dur time.Duration) Pa
 	}
 	args := []string{"demo", "--gui", "--listen", addr}
 	arm.Command = "subpool demo --gui"
+	if which == "none" {
+		args, arm.Command = []string{"demo", "--listen", addr}, "subpool demo"
+	}
 	if which == "hidden" {
 		stopW, err := serveWatcher(bus)
 		if err != nil {

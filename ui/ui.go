@@ -74,8 +74,7 @@ type Options struct {
 	// end with a.Quit() itself.
 	Quit func()
 	// OpenPanel shows the panel at start, not only from the tray: for the
-	// demo, and for desktops where no tray host shows the icon (GNOME
-	// without the AppIndicator extension), which Fyne cannot detect.
+	// demo, and with NoTrayHost.
 	OpenPanel bool
 	// Tray overrides the system tray. Nil means the app itself when it is a
 	// desktop app with a tray; without one, the panel opens as a window.
@@ -349,7 +348,9 @@ func (u *UI) redraw() { u.show(u.currentView()) }
 func (u *UI) show(v view.View) {
 	u.last = v
 	u.panel.update(v)
-	u.win.SetTitle("subpool · " + v.Summary)
+	if title := "subpool · " + v.Summary; title != u.win.Title() {
+		u.win.SetTitle(title)
+	}
 	if u.tray == nil {
 		u.showMenu()
 		return
