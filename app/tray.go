@@ -22,8 +22,8 @@ type trayTarget struct {
 	addr, token, clientKey string
 	home                   string // "" for the demo: no login service toggle
 	explicitHome           bool
-	// openPanel shows the panel at start: Fyne cannot tell whether a tray
-	// host is running, and the demo must show something either way.
+	// openPanel shows the panel at start: the demo must show something
+	// whether or not a tray host shows its icon (tray_host.go).
 	openPanel bool
 }
 
@@ -42,6 +42,12 @@ func cmdTray(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	home, cfg, err := homeConfig(*homeFlag)
 	if err != nil {
 		return fail(stderr, "tray", err)
+	}
+	// A tray without an icon listens for this (tray_reopen.go): its
+	// window is the way back in.
+	if reopenAsk(home) {
+		fmt.Fprintln(stdout, "subpool is already running on "+home+"; its window is open again.")
+		return 0
 	}
 	logger := log.New(stderr, "subpool: ", log.LstdFlags)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"os"
 	"strconv"
 	"strings"
@@ -67,12 +68,44 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 		opts.StartAtLogin = func() bool { on, _ := service.StartAtLogin(scfg); return on }
 		opts.SetStartAtLogin = func(on bool) error { return service.SetStartAtLogin(scfg, on) }
 	}
+	if why := trayHostProblem(); why != "" {
+		stop := withoutTrayHost(&opts, t, why, stderr)
+		defer stop()
+	}
 	go func() {
 		<-ctx.Done()
 		fyne.Do(a.Quit)
 	}()
 	ui.Run(a, opts)
 	return 0
+}
+
+// withoutTrayHost sets the tray up as a window, for a desktop that would
+// show no icon: the window says why and how to get one, as the log does,
+// once. Closing it keeps a home's tray (and the proxy it may run) going,
+// and `subpool` run again reopens it; the demo, which nothing could
+// reopen, ends with its window.
+func withoutTrayHost(opts *ui.Options, t trayTarget, why string, stderr io.Writer) (stop func()) {
+	logf := log.New(stderr, "subpool: ", log.LstdFlags).Printf
+	stop = func() {}
+	reopen := "Closing the window ends the demo."
+	if t.home != "" {
+		asks, stopListen, err := reopenListen(t.home)
+		if err == nil {
+			opts.Reopen, stop = asks, stopListen
+			reopen = "Closing the window keeps subpool running: run `subpool` to reopen it; Quit is in its menu."
+			opts.Closed = func() {
+				logf("the window is closed; subpool keeps serving on %s. Run `subpool` again to reopen it.", t.addr)
+			}
+		} else {
+			logf("%v", err)
+		}
+	}
+	logf("%s %s The panel opens as a window instead. %s", why, trayHostAdvice, reopen)
+	// The window says it shorter: the log has the reason's details.
+	opts.NoTrayHost = "No tray icon on this desktop. " + trayHostAdvice + " " + reopen
+	opts.OpenPanel = true
+	return stop
 }
 
 // windowSize reads SUBPOOL_WINDOW, "WIDTHxHEIGHT" in Fyne's units, which

@@ -53,6 +53,7 @@ type Results struct {
 	ServeRSS *RSS             `json:"serve_idle_rss,omitempty"`
 	History  *HistoryBench    `json:"history,omitempty"`
 	Goodput  []goodput.Result `json:"goodput"`
+	Panel    *PanelBench      `json:"panel,omitempty"` // panel.go; go run ./bench -panel 10m alone
 	Targets  []Target         `json:"targets"`
 	Notes    []string         `json:"notes,omitempty"`
 }
@@ -69,7 +70,15 @@ func main() {
 	out := flag.String("json", "bench/results.json", "the results to write")
 	from := flag.String("from", "", "measure nothing: rewrite the report from this results file")
 	keep := flag.String("keep", "", "carry the parts this run skips over from this results file (micro, history, goodput)")
+	panel := flag.Duration("panel", 0, "measure the tray's memory alone for this long (panel.go), kept in -json as panel")
 	flag.Parse()
+	if *panel > 0 {
+		if err := panelMain(*out, *md, *panel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *from != "" {
 		// With -json given, the results are written again too (judged
 		// anew): how results spliced from two runs are put in the form a
@@ -159,6 +168,9 @@ func run(ro runOpts, mdPath, jsonPath string) error {
 			scale = 0.5
 		}
 		res.Goodput = goodput.RunAll(goodput.Scenarios(scale))
+	}
+	if !skipped["panel"] {
+		res.Panel = panelPart(ctx, "", panelDuration(quick), logf)
 	}
 	res.Duration = time.Since(start).Round(time.Second).String()
 	if ro.keep != "" {
@@ -270,6 +282,9 @@ func carryOver(res *Results, from string, skipped map[string]bool) error {
 	var kept []string
 	if skipped["micro"] && len(old.Micro) > 0 {
 		res.Micro, kept = old.Micro, append(kept, "micro")
+	}
+	if skipped["panel"] && old.Panel != nil {
+		res.Panel, kept = old.Panel, append(kept, "panel")
 	}
 	if skipped["history"] && old.History != nil {
 		res.History, kept = old.History, append(kept, "history")

@@ -51,6 +51,7 @@ func report(r *Results) string {
 		spreadTable(p, r)
 	}
 	historySection(p, r.History)
+	panelSection(p, r)
 	if len(r.Goodput) > 0 {
 		goodputSection(p, r)
 	}

@@ -186,7 +186,7 @@ func (c *core) Reset(ctx context.Context, id string) error  { return c.poolOp(id
 
 // StartLogin implements admin.Backend.
 func (c *core) StartLogin(ctx context.Context, provider, label string) (api.LoginStart, error) {
-	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf, c.loginClient)
+	return startBrowserLogin(c.cfg, provider, label, c.AddCredential, c.logf, c.loginClient, &c.logins)
 }
 
 // Reserve implements admin.Backend.

@@ -51,6 +51,8 @@ type core struct {
 	// client).
 	proxies     *credProxies
 	loginClient *http.Client
+
+	logins browserLogins // the tray's logins in progress (login_pending.go)
 }
 
 func newCore(cfg config.Config, clk clock.Clock, keys func() (keychain.Store, error), store files, em api.Emitter, logf func(string, ...any)) *core {

@@ -170,17 +170,19 @@ const loginTimeout = 10 * time.Minute
 // startBrowserLogin begins a login for the tray (POST /subpool/v1/login):
 // it returns the URL to open at once and finishes in the background,
 // adding the credential with add (core.AddCredential, which emits
-// credential_added). There is no paste path here, so the callback port
-// must be free.
-func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client) (api.LoginStart, error) {
+// credential_added). The callback port must be free; a callback that
+// cannot reach the proxy is finished by a pasted address (CompleteLogin).
+func startBrowserLogin(cfg config.Config, provider, label string, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client, reg *browserLogins) (api.LoginStart, error) {
 	p, ok := OAuthProvider(cfg.Providers[provider])
 	if !ok {
 		return api.LoginStart{}, fmt.Errorf("%w: %q has no subscription login (anthropic, openai and google do); add an API key instead", api.ErrUnsupported, provider)
 	}
-	return runBrowserLogin(p, cfg.Providers[provider], label, clock.Real{}, add, logf, hc)
+	return runBrowserLogin(p, cfg.Providers[provider], label, clock.Real{}, add, logf, hc, reg)
 }
 
-func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client) (api.LoginStart, error) {
+// runBrowserLogin starts p's login and finishes it in the background, from
+// the callback or from an address pasted into reg (login_pending.go).
+func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clock.Clock, add func(context.Context, api.AddCredential) (string, error), logf func(string, ...any), hc *http.Client, reg *browserLogins) (api.LoginStart, error) {
 	provider := p.Name
 	ctx, cancel := context.WithTimeout(context.Background(), loginTimeout)
 	l, err := oauth.StartLogin(ctx, p, oauth.LoginOptions{Clock: clk, Client: hc})
@@ -193,14 +195,7 @@ func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clo
 		cancel()
 		return api.LoginStart{}, fmt.Errorf("the login callback address %s is in use; close what uses it, or run `subpool login %s` in a terminal", p.RedirectURI, provider)
 	}
-	go func() {
-		defer cancel()
-		defer l.Close()
-		tok, err := l.Wait(ctx)
-		if err != nil {
-			logf("login to %s did not finish: %v", provider, err)
-			return
-		}
+	bl := &browserLogin{l: l, cancel: cancel, finish: func(ctx context.Context, tok oauth.Tokens) {
 		if provider == config.Google {
 			if err := CompleteGoogleLogin(ctx, hc, cp, &tok, time.Now()); err != nil {
 				logf("login to %s: %v", provider, err)
@@ -213,6 +208,20 @@ func runBrowserLogin(p oauth.Provider, cp config.Provider, label string, clk clo
 		if _, err := add(ctx, api.AddCredential{Provider: provider, Label: label, Kind: api.KindOAuth, Secret: tok.Secret()}); err != nil {
 			logf("login to %s succeeded but the credential could not be added: %v", provider, err)
 		}
+	}}
+	reg.put(provider, bl)
+	go func() {
+		defer cancel()
+		defer l.Close()
+		defer reg.drop(provider, bl)
+		tok, err := l.Wait(ctx)
+		if err != nil {
+			if ctx.Err() != context.Canceled {
+				logf("login to %s did not finish: %v", provider, err)
+			}
+			return
+		}
+		bl.once.Do(func() { bl.finish(ctx, tok) })
 	}()
 	return api.LoginStart{Provider: provider, URL: l.URL()}, nil
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"math"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/oauth"
-	"github.com/subpool/subpool/internal/sim"
 	"github.com/subpool/subpool/keychain"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
@@ -20,17 +18,9 @@ import (
 // The tray's login: the proxy starts it, the URL comes back at once, and
 // the credential is added when the browser returns.
 func TestBrowserLoginForTheTray(t *testing.T) {
-	_, oa := startOAuthSim(t, sim.OAuthOptions{Email: "tray@example.com"})
-	p := oauth.Anthropic(oa.URL() + "/v1/oauth/token")
-	p.AuthorizeURL = oa.URL() + "/oauth/authorize"
-	p.RedirectURI = "http://127.0.0.1:0/callback"
-	added := make(chan api.AddCredential, 1)
-	add := func(_ context.Context, req api.AddCredential) (string, error) {
-		added <- req
-		return "anthropic-abc123", nil
-	}
+	p, added, add := trayLogin(t, "tray@example.com")
 	logs := &logBuf{}
-	ls, err := runBrowserLogin(p, config.Provider{Name: "anthropic"}, "", nil, add, logs.logf, nil)
+	ls, err := runBrowserLogin(p, config.Provider{Name: "anthropic"}, "", nil, add, logs.logf, nil, nil)
 	if err != nil || ls.Provider != "anthropic" || !strings.HasPrefix(ls.URL, p.AuthorizeURL+"?") {
 		t.Fatalf("%+v %v", ls, err)
 	}
@@ -47,7 +37,7 @@ func TestBrowserLoginForTheTray(t *testing.T) {
 	case <-time.After(20 * time.Second): // hang guard, not a timing assertion
 		t.Fatalf("never added; logs: %s", logs.String())
 	}
-	if _, err := startBrowserLogin(config.Default(), "zai", "", add, logs.logf, nil); err == nil {
+	if _, err := startBrowserLogin(config.Default(), "zai", "", add, logs.logf, nil, nil); err == nil {
 		t.Fatal("a login for a provider without one")
 	}
 }

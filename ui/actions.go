@@ -72,14 +72,11 @@ func (p *panel) startLogin(provider, label string) {
 			return nil, fmt.Errorf("could not start the %s login: %w", name, err)
 		}
 		return func() {
-			u, err := url.Parse(ls.URL)
-			if err == nil {
-				err = p.u.app.OpenURL(u)
+			opened := false
+			if u, err := url.Parse(ls.URL); err == nil {
+				opened = p.u.app.OpenURL(u) == nil
 			}
-			if err != nil {
-				p.setStatus("Open this address in your browser to log in to "+name+": "+ls.URL, false)
-				return
-			}
+			p.showLogin(provider, ls.URL, opened)
 			p.setStatus("Finish the "+name+" login in your browser; the credential shows up here when it is done.", false)
 		}, nil
 	})
@@ -155,4 +152,28 @@ func (p *panel) showKeyForm(provider, label string) {
 			return func() { p.setStatus("Added "+lab+".", false) }, nil
 		})
 	}, p.u.win)
+}
+
+// showRowMenu offers a row's rarer actions: the reserve of a subscription
+// and removal, which asks again before it acts.
+func (p *panel) showRowMenu(r *rowUI) {
+	row := r.row
+	var items []*fyne.MenuItem
+	if row.Kind == api.KindOAuth {
+		it := fyne.NewMenuItem("Reserve…", func() { p.showReserveForm(row) })
+		it.Disabled = !row.CanReserve
+		items = append(items, it)
+	}
+	rm := fyne.NewMenuItem("Remove…", func() { p.remove(row) })
+	rm.Disabled = !row.CanRemove
+	items = append(items, rm)
+	widget.ShowPopUpMenuAtRelativePosition(fyne.NewMenu("", items...), p.u.win.Canvas(),
+		fyne.NewPos(0, r.more.Size().Height), r.more)
+}
+
+func joinLines(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }

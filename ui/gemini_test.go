@@ -36,13 +36,17 @@ func geminiStatus() *api.Status {
 func TestPanelShowsGemini(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send(api.Event{Type: api.EventSnapshot, Snapshot: geminiStatus()})
-	if card := h.u.panel.secs["google"].card; card.Title != "Gemini" || card.Subtitle != "2 of 2 ready" {
-		t.Errorf("card %q %q", card.Title, card.Subtitle)
+	if card := h.u.panel.secs["google"].card; card.Title != "Gemini" || h.u.panel.secs["google"].summary.Text != "2 of 2 ready" {
+		t.Errorf("card %q %q", card.Title, h.u.panel.secs["google"].summary.Text)
 	}
 	login := h.row("google", "g1")
-	if login.serves.Text != "Serves Gemini CLI only" || !login.tools.Visible() || login.tools.Disabled() || !login.reserve.Visible() {
-		t.Errorf("login: %q, switch visible %v disabled %v, reserve %v", login.serves.Text, login.tools.Visible(), login.tools.Disabled(), login.reserve.Visible())
+	if login.serves.Text != "Serves Gemini CLI only" || !login.tools.Visible() || login.tools.Disabled() {
+		t.Errorf("login: %q, switch visible %v disabled %v", login.serves.Text, login.tools.Visible(), login.tools.Disabled())
 	}
+	if !menuHas(h.openRowMenu(login), "Reserve…") {
+		t.Error("a Google login offers no reserve")
+	}
+	h.closeOverlay()
 	if len(login.bars) != 2 {
 		t.Fatalf("%d bars", len(login.bars))
 	}
@@ -50,8 +54,8 @@ func TestPanelShowsGemini(t *testing.T) {
 		{"1d gemini-2.5-pro", "9% · resets in 20h"},
 		{bindingMark + "1d gemini-2.5-flash", "39% · resets in 20h"},
 	} {
-		if b := login.bars[i]; b.name.Text != want.name || b.bar.TextFormatter() != want.text {
-			t.Errorf("bar %d: %q %q, want %+v", i, b.name.Text, b.bar.TextFormatter(), want)
+		if b := login.bars[i]; b.name.Text != want.name || b.bar.text != want.text {
+			t.Errorf("bar %d: %q %q, want %+v", i, b.name.Text, b.bar.text, want)
 		}
 	}
 	key := h.row("google", "g2")

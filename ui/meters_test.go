@@ -39,14 +39,12 @@ func quotaStatus() *api.Status {
 	}
 }
 
-// barColor is the fill the bar's theme gives it.
+// barColor is the theme colour the bar is filled with.
 func barColor(m *meter) string {
-	c := m.ov.Theme.Color(theme.ColorNamePrimary, theme.VariantLight)
-	base := fyne.CurrentApp().Settings().Theme()
-	for _, n := range []fyne.ThemeColorName{theme.ColorNameSuccess, theme.ColorNameWarning, theme.ColorNameError} {
-		if base.Color(n, theme.VariantLight) == c {
-			return string(n)
-		}
+	fill, _ := levelColors(m.bar.level)
+	switch fill {
+	case theme.ColorNameSuccess, theme.ColorNameWarning, theme.ColorNameError:
+		return string(fill)
 	}
 	return "other"
 }
@@ -63,12 +61,12 @@ func TestRowShowsOneBarPerWindow(t *testing.T) {
 		{bindingMark + "7d", "72% · resets in 1d 2h", "warning"},
 	} {
 		b := r.bars[i]
-		if b.name.Text != want.name || b.bar.TextFormatter() != want.text || barColor(b) != want.color {
-			t.Errorf("bar %d: name %q text %q colour %s, want %+v", i, b.name.Text, b.bar.TextFormatter(), barColor(b), want)
+		if b.name.Text != want.name || b.bar.text != want.text || barColor(b) != want.color {
+			t.Errorf("bar %d: name %q text %q colour %s, want %+v", i, b.name.Text, b.bar.text, barColor(b), want)
 		}
 	}
-	if o := h.row("openai", "o1").bars[0]; barColor(o) != "error" || o.bar.Value != 0.95 {
-		t.Errorf("95%% bar: colour %s value %v", barColor(o), o.bar.Value)
+	if o := h.row("openai", "o1").bars[0]; barColor(o) != "error" || o.bar.value != 0.95 {
+		t.Errorf("95%% bar: colour %s value %v", barColor(o), o.bar.value)
 	}
 
 	// The windows move: the same bars follow, a third window adds one.
@@ -77,8 +75,8 @@ func TestRowShowsOneBarPerWindow(t *testing.T) {
 		{Name: "7d", Used: 0.73, ResetsAt: until(26 * time.Hour)},
 		{Name: "7d_sonnet", Used: 0.10, ResetsAt: until(26 * time.Hour)},
 	}})
-	if len(r.bars) != 3 || r.bars[0].bar.Value != 0.91 || barColor(r.bars[0]) != "error" || r.bars[2].name.Text != "7d sonnet" {
-		t.Errorf("after usage_updated: %d bars, first %v %s", len(r.bars), r.bars[0].bar.Value, barColor(r.bars[0]))
+	if len(r.bars) != 3 || r.bars[0].bar.value != 0.91 || barColor(r.bars[0]) != "error" || r.bars[2].name.Text != "7d sonnet" {
+		t.Errorf("after usage_updated: %d bars, first %v %s", len(r.bars), r.bars[0].bar.value, barColor(r.bars[0]))
 	}
 	test.AssertRendersToMarkup(t, "panel_meters.xml", h.u.win.Canvas())
 }
@@ -150,7 +148,7 @@ func TestRenderLoopRedrawsResetsEveryMinute(t *testing.T) {
 	h.clk.Advance(redrawGap)
 	h.runUI()
 	bar := h.row("anthropic", "c1").bars[0]
-	if got := bar.bar.TextFormatter(); got != "42% · resets in 2h 13m" {
+	if got := bar.bar.text; got != "42% · resets in 2h 13m" {
 		t.Fatalf("first draw: %q", got)
 	}
 	waitArmed(t, h.clk) // holding off after the draw...
@@ -162,7 +160,7 @@ func TestRenderLoopRedrawsResetsEveryMinute(t *testing.T) {
 	}
 	h.clk.Advance(time.Minute - redrawGap - time.Second)
 	h.runUI()
-	if got := bar.bar.TextFormatter(); got != "42% · resets in 2h 12m" {
+	if got := bar.bar.text; got != "42% · resets in 2h 12m" {
 		t.Errorf("a minute on: %q", got)
 	}
 }
@@ -176,14 +174,15 @@ func TestReserveFromThePanel(t *testing.T) {
 	s.Providers[1].Credentials = append(s.Providers[1].Credentials,
 		api.CredentialStatus{ID: "k1", Provider: "openai", Label: "openai-key", Kind: api.KindAPIKey, State: api.StateReady})
 	h.send(api.Event{Type: api.EventSnapshot, Snapshot: s})
-	if h.row("openai", "k1").reserve.Visible() {
+	if menuHas(h.openRowMenu(h.row("openai", "k1")), "Reserve…") {
 		t.Error("an API key offers a reserve")
 	}
+	h.closeOverlay()
 	r := h.row("anthropic", "c1")
 	if r.detail.Text != "subscription · 10% reserve" {
 		t.Errorf("detail %q", r.detail.Text)
 	}
-	test.Tap(r.reserve)
+	test.Tap(findMenuItem(t, h.openRowMenu(r), "Reserve…"))
 	form := h.u.win.Canvas().Overlays().Top()
 	sels := findAll[*widget.Select](form)
 	if len(sels) != 1 || sels[0].Selected != "10%" {
@@ -201,7 +200,7 @@ func TestReserveFromThePanel(t *testing.T) {
 
 	// Back to the configured reserve: a negative percent, as the CLI's
 	// `default`.
-	test.Tap(r.reserve)
+	test.Tap(findMenuItem(t, h.openRowMenu(r), "Reserve…"))
 	form = h.u.win.Canvas().Overlays().Top()
 	findAll[*widget.Select](form)[0].SetSelected("As configured ([usage] reserve)")
 	test.Tap(findButton(t, form, "Set"))

@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/ui/view"
 )
 
@@ -19,22 +18,28 @@ import (
 type panel struct {
 	u *UI
 
-	banner     *fyne.Container
-	bannerText *widget.Label
-	summary    *widget.Label
-	add        *widget.Button
-	status     *widget.Label
-	empty      *widget.Label
-	sections   *fyne.Container
-	scroll     *container.Scroll // the sections
-	scrollTo   string            // Options.Section, until the person scrolls
-	scrolled   bool              // scrolledTo is set
-	scrolledTo fyne.Position     // where scrollToSection last put the scroll
-	secs       map[string]*sectionUI
-	events     []string
-	eventList  *widget.List
-	content    *fyne.Container
-	relayout   bool // a widget changed shape since the last flush
+	banner      *fyne.Container
+	bannerText  *widget.Label
+	notes       *widget.Label // every provider's notes, in the notice slot
+	trayNote    *widget.Label // why there is no tray icon; Options.NoTrayHost
+	trayNoteBox *fyne.Container
+	summary     *widget.Label
+	add         *widget.Button
+	status      *widget.Label
+	empty       *widget.Label
+	sections    *fyne.Container
+	scroll      *container.Scroll // the sections
+	scrollTo    string            // Options.Section, until the person scrolls
+	scrolled    bool              // scrolledTo is set
+	scrolledTo  fyne.Position     // where scrollToSection last put the scroll
+	secs        map[string]*sectionUI
+	events      []string
+	eventList   *widget.List
+	content     *fyne.Container
+	relayout    bool              // a widget changed shape since the last flush
+	notice      *container.Scroll // the notice slot
+	noticeDirty bool              // a notice changed since the last flush
+	login       *loginUI          // the last login dialog shown
 }
 
 func newPanel(u *UI) *panel {
@@ -45,16 +50,24 @@ func newPanel(u *UI) *panel {
 	p.bannerText.Importance = widget.WarningImportance
 	p.banner = container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, p.bannerText)
 	p.banner.Hide()
-
-	title := widget.NewLabelWithStyle("subpool", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	p.summary = widget.NewLabel("")
-	p.add = widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), p.showAddMenu)
-	p.add.Importance = widget.HighImportance
-	header := container.NewBorder(nil, nil, container.NewHBox(title, p.summary), p.add)
-
+	p.notes = widget.NewLabel("")
+	p.notes.Wrapping = fyne.TextWrapWord
+	p.notes.Importance = widget.WarningImportance
+	p.notes.Hide()
 	p.status = widget.NewLabel("")
 	p.status.Wrapping = fyne.TextWrapWord
 	p.status.Hide()
+	p.trayNote = widget.NewLabel(u.opts.NoTrayHost)
+	p.trayNote.Wrapping = fyne.TextWrapWord
+	p.trayNoteBox = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()),
+		container.NewVBox(widget.NewButtonWithIcon("", theme.CancelIcon(), p.dismissTrayNote)), p.trayNote)
+	p.trayNoteBox.Hidden = u.opts.NoTrayHost == ""
+
+	title := widget.NewLabelWithStyle("subpool", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	p.summary = oneLine(widget.MediumImportance)
+	p.add = widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), p.showAddMenu)
+	p.add.Importance = widget.HighImportance
+	header := container.NewBorder(nil, nil, title, p.add, p.summary)
 
 	p.empty = widget.NewLabel("No credentials yet. Use Add to log in with Claude, ChatGPT or Google, " +
 		"paste an API key, or import the login Claude Code, Codex CLI or Gemini CLI already has.")
@@ -63,11 +76,7 @@ func newPanel(u *UI) *panel {
 	p.sections = container.NewVBox()
 	p.eventList = widget.NewList(
 		func() int { return len(p.events) },
-		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
-		},
+		func() fyne.CanvasObject { return oneLine(widget.MediumImportance) },
 		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(p.events[i]) },
 	)
 	recent := container.NewBorder(widget.NewLabelWithStyle("Recent", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -76,14 +85,34 @@ func newPanel(u *UI) *panel {
 	p.scroll = container.NewVScroll(p.sections)
 	split := container.NewVSplit(p.scroll, recent)
 	split.Offset = 0.7
-	p.content = container.NewBorder(container.NewVBox(p.banner, header, p.status), nil, nil, nil, u.usage.withTabs(split))
+	// The tray note never changes once shown, so it moves nothing until
+	// the person dismisses it.
+	top := container.NewVBox(header, p.trayNoteBox, p.noticeSlot())
+	p.content = container.NewBorder(top, nil, nil, nil, u.usage.withTabs(split))
 	return p
+}
+
+// noticeSlot is where the banner, the providers' notes (a hold, a
+// provider-wide cooldown) and the last action's outcome appear: a band of
+// fixed height, scrolled when they need more, so they come and go without
+// pushing the cards down.
+func (p *panel) noticeSlot() fyne.CanvasObject {
+	p.notice = container.NewVScroll(container.NewVBox(p.banner, p.notes, p.status))
+	probe := widget.NewLabel("1\n2")
+	p.notice.SetMinSize(fyne.NewSize(0, probe.MinSize().Height))
+	return p.notice
 }
 
 // update shows v. Widgets change only where v differs from what is shown.
 func (p *panel) update(v view.View) {
-	p.setText(p.bannerText, v.Banner)
-	p.setVisible(p.banner, v.Banner != "")
+	p.setNotice(p.bannerText, p.banner, v.Banner)
+	notes := ""
+	for _, s := range v.Sections {
+		for _, n := range s.Notes {
+			notes = joinLines(notes, n)
+		}
+	}
+	p.setNotice(p.notes, p.notes, notes)
 	p.setText(p.summary, v.Summary)
 	setEnabled(p.add, !v.ReadOnly)
 
@@ -132,6 +161,14 @@ func (p *panel) scrollToSection() {
 	p.scrolled, p.scrolledTo = true, p.scroll.Offset
 }
 
+// dismissTrayNote hides the note on the missing tray icon: the person has
+// read it, and the log keeps it.
+func (p *panel) dismissTrayNote() {
+	p.trayNoteBox.Hide()
+	p.relayout = true
+	p.flush()
+}
+
 // setStatus shows the outcome of the last action.
 func (p *panel) setStatus(msg string, isErr bool) {
 	imp := widget.MediumImportance
@@ -142,28 +179,26 @@ func (p *panel) setStatus(msg string, isErr bool) {
 		p.status.Importance = imp
 		p.status.Refresh()
 	}
-	p.setText(p.status, msg)
-	p.setVisible(p.status, msg != "")
+	p.setNotice(p.status, p.status, msg)
 	p.flush()
 }
 
-// sectionUI is one provider's card.
+// sectionUI is one provider's card. Its notes are shown in the panel's
+// notice slot, so they do not push the card's rows.
 type sectionUI struct {
-	p     *panel
-	card  *widget.Card
-	notes *widget.Label
-	rows  *fyne.Container
-	byID  map[string]*rowUI
+	p    *panel
+	card *widget.Card
+	// summary is the header's count ("2 of 3 ready"), a label of its own:
+	// a card's subtitle set per second refreshes the whole card.
+	summary *widget.Label
+	rows    *fyne.Container
+	byID    map[string]*rowUI
 }
 
 func newSection(p *panel) *sectionUI {
-	s := &sectionUI{p: p, byID: map[string]*rowUI{}}
-	s.notes = widget.NewLabel("")
-	s.notes.Wrapping = fyne.TextWrapWord
-	s.notes.Importance = widget.WarningImportance
-	s.notes.Hide()
+	s := &sectionUI{p: p, byID: map[string]*rowUI{}, summary: oneLine(widget.MediumImportance)}
 	s.rows = container.NewVBox()
-	s.card = widget.NewCard("", "", container.NewVBox(s.notes, s.rows))
+	s.card = widget.NewCard("", "", container.NewVBox(s.summary, s.rows))
 	return s
 }
 
@@ -172,19 +207,7 @@ func (s *sectionUI) update(sec view.Section) {
 	if s.card.Title != sec.Title {
 		s.card.SetTitle(sec.Title)
 	}
-	if s.card.Subtitle != sec.Summary {
-		s.card.SetSubTitle(sec.Summary)
-	}
-	notes := ""
-	for i, n := range sec.Notes {
-		if i > 0 {
-			notes += "\n"
-		}
-		notes += n
-	}
-	p.setText(s.notes, notes)
-	p.setVisible(s.notes, notes != "")
-
+	p.setText(s.summary, sec.Summary)
 	p.setObjects(s.rows, reuse(s.byID, sec.Rows,
 		func(r view.Row) string { return r.ID },
 		func() *rowUI { return newRow(s.p) },
@@ -215,57 +238,64 @@ func reuse[I any, W any](by map[string]W, items []I, key func(I) string, build f
 	return objs
 }
 
-// rowUI is one credential.
+// rowUI is one credential. Its lines sit in a fixed order and each keeps
+// its height whatever the state, so a row going from ready to cooling to
+// "log in again" moves no button (issue 42: clicks aimed at "Log in
+// again" landed on a meter).
 type rowUI struct {
 	p   *panel
 	row view.Row // what is shown; buttons act on it
 
 	badge     *badge
 	label     *widget.Label
-	detail    *widget.Label
+	detail    *widget.Label // the metadata line: kind, source, reserve, in flight
 	line      *widget.Label
-	countdown *widget.ProgressBar
-	barText   string
+	countdown *levelBar       // shares the line's slot while counting down
 	meters    *fyne.Container // one name and bar per window, names aligned
 	bars      []*meter
 	counts    *widget.Label // counters and the last reason
 	relogin   *widget.Button
-	reserve   *widget.Button
 	serves    *widget.Label // which tools the credential serves
 	tools     *widget.Check // "Let other tools use this login"
 	pause     *widget.Button
 	reset     *widget.Button
-	remove    *widget.Button
+	more      *widget.Button  // Reserve… and Remove…, behind a menu
+	lineSlot  *fyne.Container // the line or the countdown
+	loginSlot *fyne.Container // "Log in again", or its room
 	box       *fyne.Container
 }
 
 func newRow(p *panel) *rowUI {
 	r := &rowUI{p: p, badge: newBadge()}
+	r.badge.room = view.BadgeWords
 	r.label = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	r.detail = widget.NewLabel("")
-	r.detail.Importance = widget.LowImportance
-	r.line = widget.NewLabel("")
-	r.countdown = widget.NewProgressBar()
-	r.countdown.TextFormatter = func() string { return r.barText }
+	r.detail = oneLine(widget.LowImportance)
+	r.detail.Alignment = fyne.TextAlignTrailing
+	r.line = oneLine(widget.MediumImportance)
+	r.countdown = newLevelBar(view.LevelInfo)
 	r.meters = container.New(layout.NewFormLayout())
-	r.counts = widget.NewLabel("")
-	r.counts.Wrapping = fyne.TextWrapWord
+	r.counts = oneLine(widget.LowImportance)
 	r.counts.SizeName = theme.SizeNameCaptionText
 
 	r.relogin = widget.NewButtonWithIcon("Log in again", theme.LoginIcon(), func() { p.relogin(r.row) })
 	r.relogin.Importance = widget.HighImportance
 	r.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.pauseOrResume(r.row) })
 	r.reset = widget.NewButtonWithIcon("Reset cooldown", theme.MediaReplayIcon(), func() { p.reset(r.row) })
-	r.reserve = widget.NewButtonWithIcon("Reserve…", theme.SettingsIcon(), func() { p.showReserveForm(r.row) })
-	r.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { p.remove(r.row) })
-	r.serves = widget.NewLabel("")
-	r.serves.Importance = widget.LowImportance
+	r.more = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), func() { p.showRowMenu(r) })
+	r.serves = oneLine(widget.MediumImportance)
 	r.tools = widget.NewCheck(view.ToolsToggle, func(on bool) { p.setTools(r, on) })
 
-	head := container.NewHBox(container.NewCenter(r.badge), r.label, layout.NewSpacer(), r.detail)
-	buttons := container.NewHBox(r.relogin, r.pause, r.reset, r.reserve, layout.NewSpacer(), r.remove)
-	toolsLine := container.NewHBox(r.serves, layout.NewSpacer(), r.tools)
-	r.box = container.NewVBox(head, r.line, r.countdown, r.meters, r.counts, toolsLine, buttons, widget.NewSeparator())
+	// The label keeps its width; the metadata beside it gives way.
+	head := container.NewBorder(nil, nil, container.NewHBox(container.NewCenter(r.badge), r.label), nil, r.detail)
+	r.lineSlot = slot(r.line, r.countdown)
+	r.countdown.Hide()
+	// Each button's room fits its widest words, so "Resume" or "Replace
+	// key" does not push the buttons after it.
+	r.loginSlot = buttonSlot(r.relogin, "Log in again", "Replace key")
+	r.relogin.Hide()
+	buttons := container.NewHBox(buttonSlot(r.pause, "Pause", "Resume"), r.reset, r.loginSlot, layout.NewSpacer(), r.more)
+	toolsLine := container.NewBorder(nil, nil, nil, r.tools, r.serves)
+	r.box = container.NewVBox(head, r.lineSlot, r.meters, r.counts, toolsLine, buttons, widget.NewSeparator())
 	return r
 }
 
@@ -279,13 +309,12 @@ func (r *rowUI) update(row view.Row) {
 
 	// While counting down, the bar carries the line: one widget, not two
 	// saying the same.
-	if row.Counting && (r.countdown.Value != row.Countdown || r.barText != row.Line) {
-		r.barText = row.Line
-		r.countdown.SetValue(row.Countdown)
+	if row.Counting {
+		r.countdown.set(row.Countdown, row.Line, view.LevelInfo)
 	}
-	p.setVisible(r.countdown, row.Counting)
+	setShown(r.countdown, row.Counting)
 	// An empty line is one the badge and the bars already say.
-	p.setVisible(r.line, !row.Counting && row.Line != "")
+	setShown(r.line, !row.Counting && row.Line != "")
 
 	r.setMeters(row.Meters)
 
@@ -298,7 +327,7 @@ func (r *rowUI) update(row view.Row) {
 	if row.ReloginText != "" && r.relogin.Text != row.ReloginText {
 		r.relogin.SetText(row.ReloginText)
 	}
-	p.setVisible(r.relogin, row.ReloginText != "")
+	setShown(r.relogin, row.ReloginText != "")
 	setEnabled(r.relogin, row.CanRelogin)
 	if row.Paused {
 		setButton(r.pause, "Resume", theme.MediaPlayIcon())
@@ -308,9 +337,7 @@ func (r *rowUI) update(row view.Row) {
 		setEnabled(r.pause, row.CanPause)
 	}
 	setEnabled(r.reset, row.CanReset)
-	p.setVisible(r.reserve, row.Kind == api.KindOAuth)
-	setEnabled(r.reserve, row.CanReserve)
-	setEnabled(r.remove, row.CanRemove)
+	setEnabled(r.more, row.CanRemove || row.CanReserve)
 
 	p.setText(r.serves, "Serves "+row.Serves)
 	p.setVisible(r.tools, row.OwnTool != "")
@@ -335,7 +362,7 @@ func (r *rowUI) setMeters(ms []view.Meter) {
 		if r.bars[i].set(mt) {
 			r.p.relayout = true
 		}
-		objs = append(objs, r.bars[i].name, r.bars[i].ov)
+		objs = append(objs, r.bars[i].name, r.bars[i].bar)
 	}
 	r.bars = r.bars[:len(ms)]
 	r.p.setObjects(r.meters, objs)
@@ -349,8 +376,33 @@ func (r *rowUI) setMeters(ms []view.Meter) {
 func (p *panel) setText(l *widget.Label, s string) {
 	if l.Text != s {
 		l.SetText(s)
-		// A new text can change a size; a hidden label's cannot.
-		p.relayout = p.relayout || l.Visible()
+		// A one-line label keeps its size whatever it says; a wrapped
+		// one's height follows its text, unless it is hidden.
+		p.relayout = p.relayout || (l.Truncation == fyne.TextTruncateOff && l.Visible())
+	}
+}
+
+// setNotice shows s in a label of the notice slot (hiding o, the label or
+// what holds it, when s is empty). The slot keeps its size, so only it is
+// laid out again.
+func (p *panel) setNotice(l *widget.Label, o fyne.CanvasObject, s string) {
+	if l.Text != s {
+		l.SetText(s)
+		p.noticeDirty = true
+	}
+	if (s != "") != o.Visible() {
+		setShown(o, s != "")
+		p.noticeDirty = true
+	}
+}
+
+// setShown shows or hides o in a reserved slot, which keeps its room
+// either way: nothing around it needs laying out.
+func setShown(o fyne.CanvasObject, on bool) {
+	if on && !o.Visible() {
+		o.Show()
+	} else if !on && o.Visible() {
+		o.Hide()
 	}
 }
 
@@ -392,9 +444,18 @@ func (p *panel) setObjects(c *fyne.Container, objs []fyne.CanvasObject) {
 // canvas would notice a changed minimum size by itself on the next frame;
 // the test canvas does not, and the rendering tests must see what a user
 // sees.
+//
+// A whole refresh re-shapes every text of the panel, so it runs only when
+// a shape changed: a countdown's tick changes texts in fixed slots, which
+// refresh themselves (issue 42: the panel re-shaped everything every
+// second, 16 MB/s of garbage).
 func (p *panel) flush() {
-	if p.relayout {
-		p.relayout = false
+	switch {
+	case p.relayout:
+		p.relayout, p.noticeDirty = false, false
 		p.content.Refresh()
+	case p.noticeDirty:
+		p.noticeDirty = false
+		p.notice.Refresh()
 	}
 }

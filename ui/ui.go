@@ -74,8 +74,7 @@ type Options struct {
 	// end with a.Quit() itself.
 	Quit func()
 	// OpenPanel shows the panel at start, not only from the tray: for the
-	// demo, and for desktops where no tray host shows the icon (GNOME
-	// without the AppIndicator extension), which Fyne cannot detect.
+	// demo, and with NoTrayHost.
 	OpenPanel bool
 	// Tray overrides the system tray. Nil means the app itself when it is a
 	// desktop app with a tray; without one, the panel opens as a window.
@@ -94,6 +93,18 @@ type Options struct {
 	Section string
 	// Size is the panel window's size at start; zero means 560×720.
 	Size fyne.Size
+	// NoTrayHost says why no tray icon will show (no StatusNotifier host
+	// on this desktop) and how to get one. Set, the UI uses no tray: the
+	// panel opens as a window that says this once, at its top, and carries
+	// the tray's menu as its own.
+	NoTrayHost string
+	// Closed runs, on the UI goroutine, when the person closes the window
+	// of a UI without a tray: the window hides and the app keeps running
+	// (and serving, for an in-process proxy). Nil lets the close quit.
+	Closed func()
+	// Reopen shows the window again, once per value received: another
+	// `subpool` asking for it.
+	Reopen <-chan struct{}
 }
 
 const (
@@ -161,10 +172,13 @@ func New(a fyne.App, o Options) *UI {
 	if u.clock == nil {
 		u.clock = clock.Real{}
 	}
-	if u.tray == nil {
+	if u.tray == nil && o.NoTrayHost == "" {
 		if t, ok := a.(Tray); ok {
 			u.tray = t
 		}
+	}
+	if o.NoTrayHost != "" {
+		u.tray = nil
 	}
 	if u.opts.Logf == nil {
 		u.opts.Logf = log.Printf
@@ -173,6 +187,7 @@ func New(a fyne.App, o Options) *UI {
 		u.opts.Notify = a.SendNotification
 	}
 	u.model.Address = o.Address
+	a.Settings().SetTheme(newPanelTheme())
 	if a.Icon() == nil {
 		a.SetIcon(fyne.NewStaticResource("subpool.png", assets.Icon))
 	}
@@ -187,12 +202,22 @@ func New(a fyne.App, o Options) *UI {
 	}
 	u.win.Resize(size)
 	u.show(u.model.View(u.clock.Now()))
-	if u.tray != nil {
+	switch {
+	case u.tray != nil:
 		// Left-click opens the panel; closing it only hides it.
 		u.tray.SetSystemTrayWindow(u.win)
 		u.win.SetCloseIntercept(u.win.Hide)
+	case o.Closed != nil:
+		u.win.SetCloseIntercept(u.closeWindow)
 	}
 	return u
+}
+
+// closeWindow is a close of the window of a UI without a tray: it hides,
+// and the app goes on.
+func (u *UI) closeWindow() {
+	u.win.Hide()
+	u.opts.Closed()
 }
 
 // Window is the panel window.
@@ -207,6 +232,9 @@ func (u *UI) Start(ctx context.Context) {
 	u.goSafe("paces", func() { u.pacesLoop(ctx) })
 	if u.usage != nil {
 		u.goSafe("usage", func() { u.usage.loop(ctx) })
+	}
+	if u.opts.Reopen != nil {
+		u.goSafe("reopen", func() { u.reopenLoop(ctx) })
 	}
 	if u.opts.StartAtLogin != nil && u.opts.SetStartAtLogin != nil {
 		u.goSafe("start-at-login", func() {
@@ -320,8 +348,11 @@ func (u *UI) redraw() { u.show(u.currentView()) }
 func (u *UI) show(v view.View) {
 	u.last = v
 	u.panel.update(v)
-	u.win.SetTitle("subpool · " + v.Summary)
+	if title := "subpool · " + v.Summary; title != u.win.Title() {
+		u.win.SetTitle(title)
+	}
 	if u.tray == nil {
+		u.showMenu()
 		return
 	}
 	if v.Tray != u.shownIcon {
@@ -334,9 +365,10 @@ func (u *UI) show(v view.View) {
 // showMenu rebuilds the tray menu whole from the last view, the way
 // Tailscale's systray does: simpler than patching items, and the menu is
 // small. It skips identical menus, because some trays re-layout (and close
-// an open menu) on every update.
+// an open menu) on every update. Without a tray host the same menu is the
+// window's own.
 func (u *UI) showMenu() {
-	if u.tray == nil {
+	if u.tray == nil && u.opts.NoTrayHost == "" {
 		return
 	}
 	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin})
@@ -344,7 +376,30 @@ func (u *UI) showMenu() {
 		return
 	}
 	u.shownMenu = items
-	u.tray.SetSystemTrayMenu(fyne.NewMenu("subpool", u.menuItems(items)...))
+	menu := fyne.NewMenu("subpool", u.menuItems(items)...)
+	if u.tray == nil {
+		u.win.SetMainMenu(fyne.NewMainMenu(menu))
+		return
+	}
+	u.tray.SetSystemTrayMenu(menu)
+}
+
+// reopenLoop shows the window whenever another `subpool` asks for it.
+func (u *UI) reopenLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-u.opts.Reopen:
+			if !ok {
+				return
+			}
+			u.do(func() {
+				u.win.Show()
+				u.win.RequestFocus()
+			})
+		}
+	}
 }
 
 func menuItemEqual(a, b view.MenuItem) bool {

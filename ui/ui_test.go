@@ -42,8 +42,8 @@ type call struct {
 type fakeBackend struct {
 	admin.Backend // the calls the tray never makes
 	calls         chan call
-	// toolsErr is what SetOtherTools answers.
-	toolsErr error
+	// toolsErr is what SetOtherTools answers; completeErr CompleteLogin.
+	toolsErr, completeErr error
 	// status and statusErr are what Status answers.
 	mu        sync.Mutex
 	status    api.Status
@@ -68,6 +68,10 @@ func (f *fakeBackend) AddCredential(_ context.Context, req api.AddCredential) (s
 func (f *fakeBackend) StartLogin(_ context.Context, provider, label string) (api.LoginStart, error) {
 	f.record("StartLogin", provider, label)
 	return api.LoginStart{Provider: provider, URL: "https://login.example/authorize"}, nil
+}
+func (f *fakeBackend) CompleteLogin(_ context.Context, provider, pasted string) error {
+	f.record("CompleteLogin", provider, pasted)
+	return f.completeErr
 }
 func (f *fakeBackend) Import(_ context.Context, source string) error {
 	f.record("Import", source)
@@ -180,6 +184,29 @@ func (h *harness) row(provider, id string) *rowUI {
 	return s.byID[id]
 }
 
+// openRowMenu taps a row's "more" button and returns the menu it opens.
+func (h *harness) openRowMenu(r *rowUI) fyne.CanvasObject {
+	h.t.Helper()
+	test.Tap(r.more)
+	return h.u.win.Canvas().Overlays().Top()
+}
+
+// menuHas says whether a pop-up menu shows an item labelled label.
+func menuHas(o fyne.CanvasObject, label string) bool {
+	for _, t := range findAll[*canvas.Text](o) {
+		if t.Text == label {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *harness) closeOverlay() {
+	if o := h.u.win.Canvas().Overlays().Top(); o != nil {
+		h.u.win.Canvas().Overlays().Remove(o)
+	}
+}
+
 func (h *harness) nextCall() call {
 	h.t.Helper()
 	var c call
@@ -247,8 +274,8 @@ func TestPanelRendersOneCooling(t *testing.T) {
 	h.clk.Advance(36 * time.Second)
 	h.u.redraw()
 	r := h.row("anthropic", "c1")
-	if !r.countdown.Visible() || r.countdown.Value != 0.5 || r.line.Text != "cooling 36s · 429 rate limit · step 2/3" {
-		t.Errorf("countdown visible %v value %v line %q", r.countdown.Visible(), r.countdown.Value, r.line.Text)
+	if !r.countdown.Visible() || r.countdown.value != 0.5 || r.line.Text != "cooling 36s · 429 rate limit · step 2/3" {
+		t.Errorf("countdown visible %v value %v line %q", r.countdown.Visible(), r.countdown.value, r.line.Text)
 	}
 	test.AssertRendersToMarkup(t, "panel_cooling.xml", h.u.win.Canvas())
 }
@@ -271,7 +298,7 @@ func TestOfflineShowsBannerAndDisablesActions(t *testing.T) {
 		t.Errorf("banner visible %v text %q", p.banner.Visible(), p.bannerText.Text)
 	}
 	r := h.row("anthropic", "c1")
-	for name, b := range map[string]*widget.Button{"pause": r.pause, "reset": r.reset, "remove": r.remove, "add": p.add} {
+	for name, b := range map[string]*widget.Button{"pause": r.pause, "reset": r.reset, "more": r.more, "add": p.add} {
 		if !b.Disabled() {
 			t.Errorf("%s enabled while offline", name)
 		}
@@ -400,9 +427,9 @@ func TestRemoveAsksFirst(t *testing.T) {
 	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()})
 	r := h.row("openai", "o1")
 
-	test.Tap(r.remove)
+	test.Tap(findMenuItem(t, h.openRowMenu(r), "Remove…"))
 	test.Tap(findButton(t, h.u.win.Canvas().Overlays().Top(), "No"))
-	test.Tap(r.remove)
+	test.Tap(findMenuItem(t, h.openRowMenu(r), "Remove…"))
 	test.Tap(findButton(t, h.u.win.Canvas().Overlays().Top(), "Yes"))
 	// Had "No" called the backend, that call would come first.
 	if c := h.nextCall(); c.method != "Remove" || c.args != "o1" {

@@ -6,7 +6,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -29,44 +28,124 @@ func levelColors(l view.Level) (fill, text fyne.ThemeColorName) {
 	return theme.ColorNameDisabledButton, theme.ColorNameForeground
 }
 
-// levelTheme recolours a standard widget by level: a ProgressBar draws in
-// the primary colour, so overriding primary turns it green, amber or red.
-type levelTheme struct{ level view.Level }
-
-func (t levelTheme) base() fyne.Theme { return fyne.CurrentApp().Settings().Theme() }
-
-func (t levelTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
-	fill, text := levelColors(t.level)
-	switch n {
-	case theme.ColorNamePrimary:
-		return t.base().Color(fill, v)
-	case theme.ColorNameForegroundOnPrimary:
-		return t.base().Color(text, v)
-	}
-	return t.base().Color(n, v)
-}
-
-func (t levelTheme) Font(s fyne.TextStyle) fyne.Resource     { return t.base().Font(s) }
-func (t levelTheme) Icon(n fyne.ThemeIconName) fyne.Resource { return t.base().Icon(n) }
-func (t levelTheme) Size(n fyne.ThemeSizeName) float32       { return t.base().Size(n) }
-
-// meter is one usage window: its name beside a bar coloured by level, with
-// the percentage and the reset inside. The binding window's name is bold
-// and marked, so which window limits the credential does not rest on
-// colour alone.
-type meter struct {
-	name  *widget.Label
-	ov    *container.ThemeOverride // the bar, recoloured by level
-	bar   *widget.ProgressBar
+// levelBar is a bar filled to a fraction in its level's colour, with its
+// text above it in the ordinary text colour: the text never sits on the
+// fill, so it reads at the theme's contrast whatever the level.
+//
+// It paints its own rectangles and recolours them in place. A
+// container.ThemeOverride did this before, and Fyne 2.7's ThemeOverride
+// gives its subtree a new theme scope on every Refresh; the painter keys
+// its font cache by scope and never evicts it, so each countdown tick
+// parsed the fonts anew and kept them (issue 42: 10 MiB/s).
+type levelBar struct {
+	widget.BaseWidget
+	value float64
 	text  string
 	level view.Level
 }
 
+func newLevelBar(level view.Level) *levelBar {
+	b := &levelBar{level: level}
+	b.ExtendBaseWidget(b)
+	return b
+}
+
+// set shows value (0..1) and text at level, refreshing only on a change.
+func (b *levelBar) set(value float64, text string, level view.Level) {
+	if b.value == value && b.text == text && b.level == level {
+		return
+	}
+	b.value, b.text, b.level = min(1, max(0, value)), text, level
+	b.Refresh()
+}
+
+func (b *levelBar) CreateRenderer() fyne.WidgetRenderer {
+	r := &levelBarRenderer{b: b, track: canvas.NewRectangle(color.Transparent),
+		fill: canvas.NewRectangle(color.Transparent), txt: canvas.NewText("", color.Black)}
+	r.Refresh()
+	return r
+}
+
+// barThickness is the height of the bar under the text.
+const barThickness = 6
+
+type levelBarRenderer struct {
+	b           *levelBar
+	track, fill *canvas.Rectangle
+	txt         *canvas.Text
+}
+
+// MinSize is one line of text over the bar, and no width of its own: a
+// long reason would otherwise widen the window (its text ends in an
+// ellipsis instead).
+func (r *levelBarRenderer) MinSize() fyne.Size {
+	t := fyne.MeasureText("M", r.txt.TextSize, r.txt.TextStyle)
+	pad := r.b.Theme().Size(theme.SizeNameInnerPadding)
+	return fyne.NewSize(t.Width, t.Height+pad/2+barThickness)
+}
+
+func (r *levelBarRenderer) Layout(s fyne.Size) {
+	r.txt.Text = fitText(r.b.text, s.Width, r.txt.TextSize, r.txt.TextStyle)
+	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
+	r.txt.Resize(fyne.NewSize(s.Width, t.Height))
+	r.txt.Move(fyne.NewPos(0, 0))
+	y := s.Height - barThickness
+	r.track.Move(fyne.NewPos(0, y))
+	r.track.Resize(fyne.NewSize(s.Width, barThickness))
+	r.fill.Move(fyne.NewPos(0, y))
+	r.fill.Resize(fyne.NewSize(s.Width*float32(r.b.value), barThickness))
+}
+
+func (r *levelBarRenderer) Refresh() {
+	th := r.b.Theme()
+	v := fyne.CurrentApp().Settings().ThemeVariant()
+	fill, _ := levelColors(r.b.level)
+	r.track.FillColor = th.Color(theme.ColorNameInputBorder, v)
+	r.track.CornerRadius = barThickness / 2
+	r.fill.FillColor = th.Color(fill, v)
+	r.fill.CornerRadius = barThickness / 2
+	r.txt.Color = th.Color(theme.ColorNameForeground, v)
+	r.txt.TextSize = th.Size(theme.SizeNameText)
+	r.Layout(r.b.Size())
+	r.track.Refresh()
+	r.fill.Refresh()
+	r.txt.Refresh()
+}
+
+func (r *levelBarRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{r.txt, r.track, r.fill}
+}
+func (r *levelBarRenderer) Destroy() {}
+
+// fitText is s, or as much of it as fits in width followed by "…".
+func fitText(s string, width, size float32, style fyne.TextStyle) string {
+	if fyne.MeasureText(s, size, style).Width <= width {
+		return s
+	}
+	runes := []rune(s)
+	lo, hi := 0, len(runes) // the longest prefix that fits is in [lo, hi)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if fyne.MeasureText(string(runes[:mid])+"…", size, style).Width <= width {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return string(runes[:lo]) + "…"
+}
+
+// meter is one usage window: its name beside a bar coloured by level, with
+// the percentage and the reset above it. The binding window's name is bold
+// and marked, so which window limits the credential does not rest on
+// colour alone.
+type meter struct {
+	name *widget.Label
+	bar  *levelBar
+}
+
 func newMeter() *meter {
-	m := &meter{bar: widget.NewProgressBar(), level: view.LevelGood, name: widget.NewLabel("")}
-	m.bar.TextFormatter = func() string { return m.text }
-	m.ov = container.NewThemeOverride(m.bar, levelTheme{m.level})
-	return m
+	return &meter{bar: newLevelBar(view.LevelGood), name: widget.NewLabel("")}
 }
 
 // bindingMark is put before the binding window's name.
@@ -89,13 +168,7 @@ func (m *meter) set(mt view.Meter) (renamed bool) {
 	if mt.Resets != "" {
 		text += " · " + mt.Resets
 	}
-	if m.text == text && m.bar.Value == mt.Value && m.level == mt.Level {
-		return renamed
-	}
-	m.text, m.level = text, mt.Level
-	m.bar.Value = mt.Value
-	m.ov.Theme = levelTheme{mt.Level}
-	m.ov.Refresh()
+	m.bar.set(mt.Value, text, mt.Level)
 	return renamed
 }
 
@@ -105,6 +178,9 @@ type badge struct {
 	widget.BaseWidget
 	text  string
 	level view.Level
+	// room are words whose widest the badge keeps room for, whichever it
+	// shows; none: its own word's.
+	room []string
 }
 
 func newBadge() *badge {
@@ -137,6 +213,9 @@ type badgeRenderer struct {
 func (r *badgeRenderer) MinSize() fyne.Size {
 	pad := r.b.Theme().Size(theme.SizeNameInnerPadding)
 	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
+	for _, w := range r.b.room {
+		t = t.Max(fyne.MeasureText(w, r.txt.TextSize, r.txt.TextStyle))
+	}
 	return fyne.NewSize(t.Width+2*pad, t.Height+pad/2)
 }
 

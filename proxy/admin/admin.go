@@ -54,6 +54,7 @@ var routes = []route{
 	{"POST", "credentials/{id}/reserve", (*Handler).serveReserve},    // body {percent} → 204 (reserve.go)
 	{"POST", "credentials/{id}/tools", (*Handler).serveTools},        // body {other_tools} → 204 (tools.go)
 	{"POST", "login", (*Handler).serveLogin},                         // body {provider, label} → api.LoginStart
+	{"POST", "login/complete", (*Handler).serveCompleteLogin},        // body {provider, pasted} → 204 (login_complete.go)
 	{"GET", "events", (*Handler).serveEvents},                        // websocket; ?since=ID&boot=B
 	{"GET", "usage", (*Handler).serveUsage},                          // ?since=24h|7d|2026-11-01&by=day|hour|credential|model|client|app|provider → api.UsageReport
 	{"GET", "history", (*Handler).serveHistory},                      // ?limit=50&before=ID&class=C → api.HistoryPage

@@ -206,8 +206,10 @@ func TestStreamDrivesRowsAndTray(t *testing.T) {
 	if r.Line != "payment: plan lacks gpt-5-pro" || r.Badge != (Badge{"payment", LevelWarn}) || !r.CanReset {
 		t.Errorf("payment row %+v", r)
 	}
-	if got := h.section("openai").Summary; got != "2 of 2 ready" {
-		t.Errorf("a model park left the credential usable, summary %q", got)
+	// The header counts rows by badge, as the title does: a "payment"
+	// badge is not counted ready (issue 42).
+	if got := h.section("openai").Summary; got != "1 of 2 ready" {
+		t.Errorf("a model park: summary %q", got)
 	}
 
 	// The proxy goes away.
@@ -406,11 +408,13 @@ func TestModelCooldownLeavesCredentialUsable(t *testing.T) {
 	if r.Badge != (Badge{"limited", LevelWarn}) || r.Line != "claude-opus-4 cooling 2m · 429 · step 2/3" || !r.Counting {
 		t.Errorf("row %+v", r)
 	}
-	if got := h.section("anthropic").Summary; got != "2 of 2 ready" {
+	// Still serving, but not every model: counted "limited" in the header
+	// and the title alike, never "ready" beside a "limited" badge.
+	if got := h.section("anthropic").Summary; got != "1 of 2 ready · 1 limited" {
 		t.Errorf("summary %q", got)
 	}
-	if v := h.view(); v.Tray != TrayCooling {
-		t.Errorf("tray %q", v.Tray)
+	if v := h.view(); v.Tray != TrayCooling || !strings.Contains(v.Summary, "1 limited") {
+		t.Errorf("tray %q summary %q", v.Tray, v.Summary)
 	}
 }
 

@@ -153,7 +153,7 @@ func (m *Model) stamp(t time.Time) string { return t.In(m.loc()).Format("15:04:0
 func (m *Model) View(now time.Time) View {
 	v := View{Conn: m.conn, Address: m.address(), ReadOnly: m.conn != Online}
 	var attention, cooling bool
-	var n badgeCounts
+	var n Tally
 	for i := range m.status.Providers {
 		p := &m.status.Providers[i]
 		v.Providers = append(v.Providers, p.Name)
@@ -163,7 +163,7 @@ func (m *Model) View(now time.Time) View {
 		cooling = cooling || f.cooling
 		v.Ticking = v.Ticking || f.ticking
 		v.Minutely = v.Minutely || f.slow
-		n.add(s.Rows)
+		n = n.Plus(TallyRows(s.Rows))
 		for _, c := range p.Credentials {
 			if c.State == api.StatePaused {
 				v.ResumeIDs = append(v.ResumeIDs, c.ID)
@@ -178,7 +178,7 @@ func (m *Model) View(now time.Time) View {
 		}
 	}
 
-	v.Tray = m.tray(attention, cooling, n.total)
+	v.Tray = m.tray(attention, cooling, n.Total)
 	v.Summary, v.Banner = m.summary(v.Address, n)
 
 	k := min(m.recentN, MaxRecent)
@@ -187,29 +187,6 @@ func (m *Model) View(now time.Time) View {
 		v.Events = append(v.Events, m.recent[(m.recentN-i)%MaxRecent])
 	}
 	return v
-}
-
-// badgeCounts counts rows by badge, for View.Summary.
-type badgeCounts struct{ ready, cool, held, login, pay, paused, total int }
-
-func (n *badgeCounts) add(rows []Row) {
-	for _, r := range rows {
-		n.total++
-		switch r.Badge.Text {
-		case badgeReady:
-			n.ready++
-		case badgeCooling, badgeLimited:
-			n.cool++
-		case badgeReserve:
-			n.held++
-		case badgeLogin:
-			n.login++
-		case badgePayment:
-			n.pay++
-		case badgePaused:
-			n.paused++
-		}
-	}
 }
 
 // tray is the tray icon's state: the link first, then whether anything
@@ -232,7 +209,7 @@ func (m *Model) tray(attention, cooling bool, total int) TrayState {
 
 // summary is the one-line summary and the banner for the link's state;
 // online, the summary counts the credentials by badge.
-func (m *Model) summary(address string, n badgeCounts) (summary, banner string) {
+func (m *Model) summary(address string, n Tally) (summary, banner string) {
 	switch m.conn {
 	case Connecting:
 		return "connecting", fmt.Sprintf("Connecting to the proxy at %s…", address)
@@ -254,22 +231,14 @@ func (m *Model) summary(address string, n badgeCounts) (summary, banner string) 
 			banner += fmt.Sprintf(" %d rows were lost.", h.Failed)
 		}
 	}
-	if n.total == 0 {
+	if n.Total == 0 {
 		return "no credentials: add one", banner
 	}
-	return joinNonEmpty(" · ",
-		countWord(n.ready, "ready"), countWord(n.cool, "cooling"), countWord(n.held, "held by reserve"), countWord(n.login, "needs a login"),
-		countWord(n.pay, "payment"), countWord(n.paused, "paused")), banner
+	return n.String(), banner
 }
 
-func countWord(n int, word string) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d %s", n, word)
-}
-
-// Badge words. The counts in View.Summary key on them.
+// Badge words. Tally counts rows by them, so the title, the sections and
+// the badges say one thing.
 const (
 	badgeReady   = "ready"
 	badgeCooling = "cooling"
@@ -292,7 +261,6 @@ func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section,
 		s.Notes = append(s.Notes, joinNonEmpty(" · ",
 			fmt.Sprintf("every %s credential waits %s", s.Title, Dur(pcool.Until.Sub(now))), pcool.Reason))
 	}
-	ready := 0
 	for i := range p.Credentials {
 		r, rf := m.row(p, &p.Credentials[i], pcool, now, ro)
 		s.Rows = append(s.Rows, r)
@@ -300,9 +268,6 @@ func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section,
 		f.cooling = f.cooling || rf.cooling
 		f.ticking = f.ticking || rf.ticking
 		f.slow = f.slow || rf.slow
-		if usable(&p.Credentials[i], pcool, now) {
-			ready++
-		}
 	}
 	for _, kind := range []string{api.WaitCapacity, api.WaitSoleProvider} {
 		w := m.waits[waitKey{p.Name, kind}]
@@ -329,8 +294,8 @@ func (m *Model) section(p *api.ProviderStatus, now time.Time, ro bool) (Section,
 			s.Notes = append(s.Notes, fmt.Sprintf("served by %s while %s cools down", ProviderTitle(fb.to), s.Title))
 		}
 	default:
-		s.Summary = fmt.Sprintf("%d of %d ready", ready, len(p.Credentials))
-		if ready < len(p.Credentials) {
+		s.Summary = TallyRows(s.Rows).SectionSummary()
+		if TallyRows(s.Rows).Ready < len(p.Credentials) {
 			s.Level = LevelInfo
 		}
 	}
@@ -407,6 +372,9 @@ func (m *Model) row(p *api.ProviderStatus, c *api.CredentialStatus, pcool *api.C
 // holds are what keep a credential from serving, as its row shows them.
 type holds struct {
 	relogin, payWide, payModel *api.Park
+	// park is a credential-wide park of another kind: it serves nothing
+	// until the person acts, whatever the kind says.
+	park *api.Park
 	// cool is the credential's own cooldown or its provider's, whichever
 	// ends later.
 	cool, modelCool *api.Cooldown
@@ -414,9 +382,12 @@ type holds struct {
 
 func readHolds(c *api.CredentialStatus, pcool *api.Cooldown, now time.Time) holds {
 	h := holds{
-		relogin:   findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin }),
-		payWide:   findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model == "" }),
-		payModel:  findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model != "" }),
+		relogin:  findPark(c, func(x api.Park) bool { return x.Kind == api.ParkRelogin }),
+		payWide:  findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model == "" }),
+		payModel: findPark(c, func(x api.Park) bool { return x.Kind == api.ParkPayment && x.Model != "" }),
+		park: findPark(c, func(x api.Park) bool {
+			return x.Model == "" && x.Kind != api.ParkRelogin && x.Kind != api.ParkPayment
+		}),
 		cool:      latestCool(c, scopeCredential, now),
 		modelCool: latestCool(c, scopeModel, now),
 	}
@@ -442,6 +413,10 @@ func (m *Model) badge(r *Row, provider string, c *api.CredentialStatus, h holds,
 	case h.payWide != nil:
 		r.Badge = Badge{badgePayment, LevelBad}
 		r.Line = "payment: " + orWord(h.payWide.Reason, "billing problem")
+		f.attention = true
+	case h.park != nil:
+		r.Badge = Badge{badgeParked, LevelBad}
+		r.Line = joinNonEmpty(": ", "parked", h.park.Reason)
 		f.attention = true
 	case h.cool != nil:
 		r.Badge = Badge{badgeCooling, LevelInfo}
