@@ -139,24 +139,31 @@ func describeCooldownStarted(_ *Model, ev api.Event, name string) string {
 	return fmt.Sprintf("%s cooling%s%s", name, left, why)
 }
 
+// describeCooldownEnded says why a cooldown ended early (its window
+// showed room again), when the event says.
 func describeCooldownEnded(_ *Model, ev api.Event, name string) string {
+	why := paren(ev.Reason)
 	switch {
 	case providerWide(ev):
-		return ProviderTitle(ev.Provider) + " ready again"
+		return ProviderTitle(ev.Provider) + " ready again" + why
 	case ev.Scope == scopeModel:
-		return fmt.Sprintf("%s ready again for %s", name, ev.Model)
+		return fmt.Sprintf("%s ready again for %s%s", name, ev.Model, why)
 	}
-	return name + " ready again"
+	return name + " ready again" + why
 }
 
 func describeParked(_ *Model, ev api.Event, name string) string {
-	if parkKind(ev) == api.ParkRelogin {
+	kind := parkKind(ev)
+	if kind == api.ParkRelogin {
 		return "" // relogin_required follows and says it
 	}
-	if ev.Model != "" {
-		return fmt.Sprintf("%s parked for %s%s", name, ev.Model, paren("payment", ev.Reason))
+	if ev.Kind == api.ParkRegion {
+		kind = "the provider refuses its location"
 	}
-	return name + " parked" + paren("payment", ev.Reason)
+	if ev.Model != "" {
+		return fmt.Sprintf("%s parked for %s%s", name, ev.Model, paren(kind, ev.Reason))
+	}
+	return name + " parked" + paren(kind, ev.Reason)
 }
 
 func describeWaitStarted(_ *Model, ev api.Event, name string) string {

@@ -722,3 +722,21 @@ func TestPoolReloginPairSaysItOnce(t *testing.T) {
 		t.Errorf("events %q", v.Events)
 	}
 }
+
+// The recent list says why a cooldown ended early (its window showed room
+// again) and names a region park for what it is, not a payment.
+func TestRecentSaysWhyACooldownHealedAndARegionPark(t *testing.T) {
+	h := newHarness(t)
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()})
+	h.send(api.Event{Type: api.EventCooldownEnded, Provider: "anthropic", CredentialID: "c1", Scope: "credential",
+		Reason: "the 5h window has room again (4% used)"})
+	h.send(api.Event{Type: api.EventParked, Provider: "openai", CredentialID: "o1", Kind: api.ParkRegion,
+		Reason: "set [network] proxy in config.toml"})
+	v := h.view()
+	if len(v.Events) < 2 || !strings.HasSuffix(v.Events[1], "claude-max ready again (the 5h window has room again (4% used))") {
+		t.Errorf("cooldown_ended line: %q", v.Events)
+	}
+	if !strings.Contains(v.Events[0], "parked (the provider refuses its location, set [network] proxy in config.toml)") {
+		t.Errorf("region park line: %q", v.Events[0])
+	}
+}
