@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/daemon"
+	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/toolsetup"
 )
 
@@ -25,10 +26,6 @@ func cmdSetup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	tool := f.pos[0]
-	env, err := toolsetup.OS()
-	if err != nil {
-		return fail(stderr, "setup", err)
-	}
 	h, cfg, err := homeConfig(*home)
 	if err != nil {
 		return fail(stderr, "setup", err)
@@ -47,33 +44,49 @@ func cmdSetup(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "subpool setup: unknown tool %q; use %s\n", tool, strings.ReplaceAll(tools, "|", ", "))
 		return 2
 	}
-	key, err := toolKey(h, tool)
+	out, err := setUpTool(h, cfg, tool, *model, *dry)
+	fmt.Fprint(stdout, out)
 	if err != nil {
 		return fail(stderr, "setup", err)
 	}
-	plan, err := toolsetup.Prepare(tool, env, toolsetup.Target{Base: "http://" + daemon.LiveAddr(h, cfg), Key: key, Model: *model})
+	return 0
+}
+
+// setUpTool is `subpool setup TOOL` for the verb and the tray: with dry
+// it returns the change as a diff and writes nothing; else it writes the
+// tool's files (a backup first) and says what it did, a line each.
+func setUpTool(home string, cfg config.Config, tool, model string, dry bool) (string, error) {
+	env, err := toolsetup.OS()
 	if err != nil {
-		return fail(stderr, "setup", err)
+		return "", err
 	}
-	if *dry {
-		fmt.Fprint(stdout, plan.Diff())
-		fmt.Fprintln(stdout, "(dry run: nothing was written)")
-		return 0
+	key, err := toolKey(home, tool)
+	if err != nil {
+		return "", err
 	}
-	if plan.Unchanged() {
-		fmt.Fprintf(stdout, "%s is already set up for subpool\n", tool)
-		return 0
+	plan, err := toolsetup.Prepare(tool, env, toolsetup.Target{Base: "http://" + daemon.LiveAddr(home, cfg), Key: key, Model: model})
+	if err != nil {
+		return "", err
 	}
-	backups, err := toolsetup.Apply(plan, h, time.Now())
-	for _, b := range backups {
-		fmt.Fprintf(stdout, "backed up %s\n", b)
+	var b strings.Builder
+	switch {
+	case dry:
+		b.WriteString(plan.Diff())
+		b.WriteString("(dry run: nothing was written)\n")
+		return b.String(), nil
+	case plan.Unchanged():
+		return tool + " is already set up for subpool\n", nil
+	}
+	backups, err := toolsetup.Apply(plan, home, time.Now())
+	for _, bk := range backups {
+		fmt.Fprintf(&b, "backed up %s\n", bk)
 	}
 	if err != nil {
-		return fail(stderr, "setup", err)
+		return b.String(), err
 	}
 	for _, c := range plan.Changes {
-		fmt.Fprintf(stdout, "wrote %s\n", c.Path)
+		fmt.Fprintf(&b, "wrote %s\n", c.Path)
 	}
-	fmt.Fprintf(stdout, "%s now talks to subpool with its own client key; `subpool setup %s --undo` puts the file back\n", tool, tool)
-	return 0
+	fmt.Fprintf(&b, "%s now talks to subpool with its own client key; `subpool setup %s --undo` puts the file back\n", tool, tool)
+	return b.String(), nil
 }

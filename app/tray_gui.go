@@ -8,14 +8,19 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
 
 	// Must run before Fyne's init reads the locale; see its package doc.
 	_ "github.com/subpool/subpool/app/quietlocale"
+	"github.com/subpool/subpool/internal/config"
+	"github.com/subpool/subpool/internal/egress"
+	"github.com/subpool/subpool/internal/update"
 	"github.com/subpool/subpool/proxy/admin/client"
 	"github.com/subpool/subpool/service"
 	"github.com/subpool/subpool/ui"
@@ -59,6 +64,18 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 			}
 			return setupText(tool, "http://"+t.addr, key)
 		},
+		About: versionText,
+	}
+	if t.home != "" {
+		// The demo has no home of a person's to set tools up for.
+		opts.SetUpTool = func(tool string, dry bool) (string, error) {
+			cfg, err := config.Read(filepath.Join(t.home, config.FileName))
+			if err != nil {
+				return "", err
+			}
+			return setUpTool(t.home, cfg, tool, "", dry)
+		}
+		go noticeUpdate(ectx, a, t.home)
 	}
 	if t.home != "" {
 		scfg := service.Config{Home: t.home, Listen: t.addr}
@@ -78,6 +95,27 @@ func runTrayOn(ctx context.Context, t trayTarget, stderr io.Writer) int {
 	}()
 	ui.Run(a, opts)
 	return 0
+}
+
+// noticeUpdate tells the person once, at the tray's start, that a newer
+// release is out, with its address; nothing is asked unless [update]
+// check is on (updateNotice).
+func noticeUpdate(ctx context.Context, a fyne.App, home string) {
+	cfg, err := config.Read(filepath.Join(home, config.FileName))
+	if err != nil {
+		return
+	}
+	eg, err := egress.New(cfg.Network.Proxy)
+	if err != nil {
+		return
+	}
+	n, err := updateNotice(ctx, update.Client{HTTP: egress.Client(eg.Transport(0), time.Minute)}, cfg)
+	if err != nil || !n.Newer {
+		return
+	}
+	fyne.Do(func() {
+		a.SendNotification(fyne.NewNotification("subpool "+update.Plain(n.Latest)+" is out", n.String()))
+	})
 }
 
 // withoutTrayHost sets the tray up as a window, for a desktop that would

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
@@ -92,6 +93,49 @@ func (p *panel) importFrom(source, name string) {
 	})
 }
 
+// showAbout shows this build's version, commit and date in the panel.
+func (u *UI) showAbout() {
+	u.win.Show()
+	dialog.ShowInformation("About subpool", u.opts.About(), u.win)
+}
+
+// setUpTool shows what `subpool setup TOOL` would change and, when the
+// person says so, writes it (a backup first).
+func (p *panel) setUpTool(tool, name string) {
+	p.setStatus("Reading "+name+"'s settings…", false)
+	p.u.async("set up "+name, func(context.Context) (func(), error) {
+		diff, err := p.u.opts.SetUpTool(tool, true)
+		if err != nil {
+			return nil, fmt.Errorf("could not set %s up: %w", name, err)
+		}
+		return func() { p.confirmSetUp(tool, name, diff) }, nil
+	})
+}
+
+func (p *panel) confirmSetUp(tool, name, diff string) {
+	text := widget.NewLabel(diff)
+	text.TextStyle = fyne.TextStyle{Monospace: true}
+	box := container.NewScroll(text)
+	box.SetMinSize(fyne.NewSize(480, 240))
+	p.setStatus("", false)
+	dialog.ShowCustomConfirm("Set "+name+" up for subpool?", "Write", "Cancel", box, func(ok bool) {
+		if !ok {
+			return
+		}
+		p.u.async("set up "+name, func(context.Context) (func(), error) {
+			out, err := p.u.opts.SetUpTool(tool, false)
+			if err != nil {
+				return nil, fmt.Errorf("could not set %s up: %w", name, err)
+			}
+			last := strings.TrimSpace(out)
+			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+				last = last[i+1:]
+			}
+			return func() { p.setStatus(last, false) }, nil
+		})
+	}, p.u.win)
+}
+
 func (p *panel) showAddMenu() {
 	m := fyne.NewMenu("",
 		fyne.NewMenuItem("Log in with Claude…", func() { p.startLogin("anthropic", "") }),
@@ -103,6 +147,14 @@ func (p *panel) showAddMenu() {
 		fyne.NewMenuItem("Import from Codex CLI", func() { p.importFrom("codex", "Codex CLI") }),
 		fyne.NewMenuItem("Import from Gemini CLI", func() { p.importFrom("gemini-cli", "Gemini CLI") }),
 	)
+	if p.u.opts.SetUpTool != nil {
+		setUp := fyne.NewMenuItem("Set up a tool", nil)
+		setUp.ChildMenu = fyne.NewMenu("")
+		for _, t := range view.SetUpTools {
+			setUp.ChildMenu.Items = append(setUp.ChildMenu.Items, fyne.NewMenuItem(t.Name+"…", func() { p.setUpTool(t.Tool, t.Name) }))
+		}
+		m.Items = append(m.Items, fyne.NewMenuItemSeparator(), setUp)
+	}
 	widget.ShowPopUpMenuAtRelativePosition(m, p.u.win.Canvas(), fyne.NewPos(0, p.add.Size().Height), p.add)
 }
 

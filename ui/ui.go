@@ -61,6 +61,13 @@ type Options struct {
 	// "gemini-cli", "opencode") uses the proxy, as `subpool env TOOL` prints it. Called
 	// off the UI goroutine. Nil hides "Copy setup".
 	Setup func(tool string) string
+	// SetUpTool writes a tool's own settings file so it uses the proxy
+	// (`subpool setup TOOL`); with dry it returns the change and writes
+	// nothing. Called off the UI goroutine. Nil hides "Set up a tool".
+	SetUpTool func(tool string, dry bool) (string, error)
+	// About is what "About subpool" shows: this build's version, commit
+	// and date. Nil hides the item.
+	About func() string
 	// StartAtLogin reports whether the login service is installed, and
 	// SetStartAtLogin changes it. Both are called off the UI goroutine.
 	// Either nil hides the menu item.
@@ -371,7 +378,7 @@ func (u *UI) showMenu() {
 	if u.tray == nil && u.opts.NoTrayHost == "" {
 		return
 	}
-	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin})
+	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin, About: u.opts.About != nil})
 	if slices.EqualFunc(items, u.shownMenu, menuItemEqual) && u.shownMenu != nil {
 		return
 	}
@@ -442,6 +449,8 @@ func (u *UI) menuAction(it view.MenuItem) {
 		u.forAll("Resume", u.last.ResumeIDs, u.opts.Backend.Resume)
 	case view.ActStartAtLogin:
 		u.toggleStartAtLogin()
+	case view.ActAbout:
+		u.showAbout()
 	case view.ActQuit:
 		if u.opts.Quit != nil {
 			u.opts.Quit()

@@ -31,3 +31,23 @@ func TestHistoryProblemIsShown(t *testing.T) {
 		t.Fatalf("banner %q", v.Banner)
 	}
 }
+
+// A refused edit of config.toml stays in the banner until a reload takes
+// one (status carries it for a tray that connects later).
+func TestConfigProblemIsShown(t *testing.T) {
+	h := newHarness(t)
+	snap := snapshot()
+	snap.ConfigProblem = "config.toml is empty"
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: snap})
+	if v := h.view(); !strings.Contains(v.Banner, "config.toml edit refused: config.toml is empty") {
+		t.Fatalf("banner %q", v.Banner)
+	}
+	h.send(api.Event{Type: api.EventConfigReloaded})
+	if v := h.view(); v.Banner != "" {
+		t.Fatalf("banner %q after a reload took", v.Banner)
+	}
+	h.send(api.Event{Type: api.EventConfigRejected, Reason: "listen was dropped"})
+	if v := h.view(); !strings.Contains(v.Banner, "listen was dropped") {
+		t.Fatalf("banner %q", v.Banner)
+	}
+}

@@ -10,6 +10,7 @@ const (
 	ActPauseAll                   // pause View.PauseIDs
 	ActResumeAll                  // resume View.ResumeIDs
 	ActStartAtLogin               // toggle start at login
+	ActAbout                      // show the build's version
 	ActQuit
 )
 
@@ -39,7 +40,15 @@ type MenuOptions struct {
 	Setup bool // offer Copy setup
 	// StartAtLogin is the current setting; nil hides the item.
 	StartAtLogin *bool
+	About        bool // offer About subpool
 }
+
+// SetUpTools are the tools "Set up a tool" writes the settings of (as in
+// `subpool setup TOOL`): the ones Copy setup knows, and two editors.
+var SetUpTools = append(SetupTools[:len(SetupTools):len(SetupTools)], []struct{ Tool, Name string }{
+	{"continue", "Continue"},
+	{"cline", "Cline"},
+}...)
 
 // Menu lays out the tray menu for v.
 func (v View) Menu(o MenuOptions) []MenuItem {
@@ -81,6 +90,9 @@ func (v View) Menu(o MenuOptions) []MenuItem {
 		sep)
 	if o.StartAtLogin != nil {
 		items = append(items, MenuItem{Label: "Start at login", Action: ActStartAtLogin, Checked: *o.StartAtLogin})
+	}
+	if o.About {
+		items = append(items, MenuItem{Label: "About subpool…", Action: ActAbout})
 	}
 	items = append(items, MenuItem{Label: "Quit", Action: ActQuit})
 	return items

@@ -215,6 +215,10 @@ func (m *Model) fold(ev api.Event, now time.Time) {
 			m.status.History = &api.HistoryStatus{}
 		}
 		m.status.History.Problem = ev.Reason
+	case api.EventConfigRejected:
+		m.status.ConfigProblem = ev.Reason
+	case api.EventConfigReloaded:
+		m.status.ConfigProblem = ""
 	}
 }
 

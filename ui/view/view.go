@@ -231,6 +231,9 @@ func (m *Model) summary(address string, n Tally) (summary, banner string) {
 			banner += fmt.Sprintf(" %d rows were lost.", h.Failed)
 		}
 	}
+	if p := m.status.ConfigProblem; p != "" {
+		banner = joinNonEmpty(" ", banner, "config.toml edit refused: "+p+"; subpool runs on the config it had.")
+	}
 	if n.Total == 0 {
 		return "no credentials: add one", banner
 	}
