@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,11 @@ type inspectCase struct {
 }
 
 func inspectCases() []inspectCase {
+	return slices.Concat(clientCases(), layoutCases(), malformedCases())
+}
+
+// clientCases are the bodies and headers clients send.
+func clientCases() []inspectCase {
 	const sess = "5f0c3a0e-0d7e-4f7e-9a55-0b8f1e7c2d11"
 	const flat = "user_9a3c41b7e6d05f18_account_3b1c6d2e-7f8a-4b9c-8d0e-1f2a3b4c5d6e_session_" + sess
 	return []inspectCase{
@@ -115,7 +121,13 @@ func inspectCases() []inspectCase {
 			want: requestInfo{Model: "gpt-4o-mini", Affinity: "sid:conv-7"}},
 		{name: "no body, session_id header", header: map[string]string{"session_id": "s"},
 			want: requestInfo{Affinity: "sid:s"}},
+	}
+}
 
+// layoutCases are valid JSON laid out, escaped, keyed and nested in the
+// ways a scan can trip on.
+func layoutCases() []inspectCase {
+	return []inspectCase{
 		// Order and layout.
 		{name: "metadata and stream before model, long value between",
 			body: `{"metadata":{"user_id":"u"},"stream":true,"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, 50) + `{}],"model":"last"}`,
@@ -167,7 +179,12 @@ func inspectCases() []inspectCase {
 			want: requestInfo{Affinity: "cc:a"}},
 		{name: "empty user_id falls back to prompt_cache_key", body: `{"metadata":{"user_id":""},"prompt_cache_key":"p"}`,
 			want: requestInfo{Affinity: "pck:p"}},
+	}
+}
 
+// malformedCases are bodies encoding/json refuses.
+func malformedCases() []inspectCase {
+	return []inspectCase{
 		// A wanted field of the wrong type: Unmarshal fails, the body counts
 		// for nothing, headers still do.
 		{name: "model is a number", header: map[string]string{"x-session-id": "x"},

@@ -151,59 +151,8 @@ func TestFallbackServesClaudeCodeOnOpenAI(t *testing.T) {
 
 	// The Anthropic event sequence, with one tool_use block whose
 	// arguments arrive as input_json_delta.
-	evs := readSSE(t, body)
-	var names []string
-	var id, name, args, stop string
-	for _, ev := range evs {
-		names = append(names, ev.name)
-		switch ev.name {
-		case "message_start":
-			if m := str(ev.data, "message", "model"); m != "claude-opus-4-1" {
-				t.Errorf("message_start names model %q; the client must see its own", m)
-			}
-		case "content_block_start":
-			if str(ev.data, "content_block", "type") == "tool_use" {
-				id, name = str(ev.data, "content_block", "id"), str(ev.data, "content_block", "name")
-			}
-		case "content_block_delta":
-			if str(ev.data, "delta", "type") == "input_json_delta" {
-				args += str(ev.data, "delta", "partial_json")
-			}
-		case "message_delta":
-			stop = str(ev.data, "delta", "stop_reason")
-		}
-	}
-	if len(names) == 0 || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
-		t.Fatalf("events %v", names)
-	}
-	if name != "weather" || !anthropicID.MatchString(id) || stop != "tool_use" {
-		t.Fatalf("tool_use id=%q name=%q stop=%q in %v", id, name, stop, names)
-	}
-	var input map[string]any
-	if err := json.Unmarshal([]byte(args), &input); err != nil || input["city"] == nil || input["days"] == nil {
-		t.Fatalf("tool input %q does not fill the schema: %v", args, err)
-	}
-
-	// The upstream saw an OpenAI request: Responses shape, the mapped
-	// model, the tool as a function, and none of Claude Code's own
-	// headers or query.
-	recs := e.up.Requests()
-	if len(recs) != 1 {
-		t.Fatalf("%d upstream calls", len(recs))
-	}
-	r := recs[0]
-	if r.Credential != "key-o" || r.Path != "/v1/responses" || r.Model != "gpt-5.1" || !r.Stream || r.Query != "" {
-		t.Fatalf("upstream saw %s %s?%s model %s stream %v", r.Credential, r.Path, r.Query, r.Model, r.Stream)
-	}
-	up := decode(t, r.Body)
-	tools, _ := up["tools"].([]any)
-	if up["messages"] != nil || up["input"] == nil || up["instructions"] != "You are Claude Code." || len(tools) != 1 ||
-		str(tools[0].(map[string]any), "type") != "function" || str(tools[0].(map[string]any), "name") != "weather" {
-		t.Fatalf("upstream body is not a translated Responses request: %s", r.Body)
-	}
-	if r.Header.Get("anthropic-beta") != "" || r.Header.Get("anthropic-version") != "" {
-		t.Errorf("Anthropic headers reached OpenAI: %v", r.Header)
-	}
+	id, args := claudeToolUse(t, body)
+	checkResponsesRequest(t, e)
 
 	// Decided at once: no sole-provider wait for Claude.
 	if !e.fake.Now().Equal(epoch) || len(e.rec.of(api.EventWaitStarted)) != 0 {
@@ -228,7 +177,7 @@ func TestFallbackServesClaudeCodeOnOpenAI(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, `"text_delta"`) {
 		t.Fatalf("second turn %d: %s", resp.StatusCode, body)
 	}
-	up = decode(t, e.up.Requests()[1].Body)
+	up := decode(t, e.up.Requests()[1].Body)
 	var out map[string]any
 	for _, it := range up["input"].([]any) {
 		if m := it.(map[string]any); m["type"] == "function_call_output" {
@@ -574,5 +523,70 @@ func TestShortCooldownWaitsRatherThanSwitching(t *testing.T) {
 	resp, _ := e.post("/v1/messages", msgBody)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("x-subpool-fallback"), "openai/") {
 		t.Fatalf("long cooldown did not fall back: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// claudeToolUse reads a fallback's Anthropic stream: message_start first
+// naming the client's model, message_stop last, and one tool_use block
+// for the weather tool whose arguments, arriving as input_json_delta,
+// fill its schema. It returns the block's id and arguments.
+func claudeToolUse(t *testing.T, body string) (id, args string) {
+	t.Helper()
+	evs := readSSE(t, body)
+	var names []string
+	var name, stop string
+	for _, ev := range evs {
+		names = append(names, ev.name)
+		switch ev.name {
+		case "message_start":
+			if m := str(ev.data, "message", "model"); m != "claude-opus-4-1" {
+				t.Errorf("message_start names model %q; the client must see its own", m)
+			}
+		case "content_block_start":
+			if str(ev.data, "content_block", "type") == "tool_use" {
+				id, name = str(ev.data, "content_block", "id"), str(ev.data, "content_block", "name")
+			}
+		case "content_block_delta":
+			if str(ev.data, "delta", "type") == "input_json_delta" {
+				args += str(ev.data, "delta", "partial_json")
+			}
+		case "message_delta":
+			stop = str(ev.data, "delta", "stop_reason")
+		}
+	}
+	if len(names) == 0 || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Fatalf("events %v", names)
+	}
+	if name != "weather" || !anthropicID.MatchString(id) || stop != "tool_use" {
+		t.Fatalf("tool_use id=%q name=%q stop=%q in %v", id, name, stop, names)
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(args), &input); err != nil || input["city"] == nil || input["days"] == nil {
+		t.Fatalf("tool input %q does not fill the schema: %v", args, err)
+	}
+	return id, args
+}
+
+// checkResponsesRequest checks that the one upstream call was an OpenAI
+// request: Responses shape, the mapped model, the tool as a function,
+// and none of Claude Code's own headers or query.
+func checkResponsesRequest(t *testing.T, e *env) {
+	t.Helper()
+	recs := e.up.Requests()
+	if len(recs) != 1 {
+		t.Fatalf("%d upstream calls", len(recs))
+	}
+	r := recs[0]
+	if r.Credential != "key-o" || r.Path != "/v1/responses" || r.Model != "gpt-5.1" || !r.Stream || r.Query != "" {
+		t.Fatalf("upstream saw %s %s?%s model %s stream %v", r.Credential, r.Path, r.Query, r.Model, r.Stream)
+	}
+	up := decode(t, r.Body)
+	tools, _ := up["tools"].([]any)
+	if up["messages"] != nil || up["input"] == nil || up["instructions"] != "You are Claude Code." || len(tools) != 1 ||
+		str(tools[0].(map[string]any), "type") != "function" || str(tools[0].(map[string]any), "name") != "weather" {
+		t.Fatalf("upstream body is not a translated Responses request: %s", r.Body)
+	}
+	if r.Header.Get("anthropic-beta") != "" || r.Header.Get("anthropic-version") != "" {
+		t.Errorf("Anthropic headers reached OpenAI: %v", r.Header)
 	}
 }

@@ -126,84 +126,7 @@ func TestStreamErrorMatrix(t *testing.T) {
 			for _, pos := range positions {
 				for _, size := range sizes {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", w.name, c, pos.name, size.name), func(t *testing.T) {
-						data := w.event(c, size.n)
-						if v, isErr := classify.ClassifyEvent(classify.Lookup(provider), evName(w, data), []byte(data), epoch); !isErr || v.Class != c {
-							t.Fatalf("sample classifies as %s (error %v), want %s", v.Class, isErr, c)
-						}
-						e := newEnv(t, false)
-						e.key(provider, "key-a", "key-b")
-						e.up.Script("key-a", sim.Step{StreamError: data, ErrorAfter: pos.after})
-						r := e.pump(e.async(context.Background(), w.path, w.body))
-						if r.resp == nil {
-							t.Fatalf("no answer: %s", r.body)
-						}
-						calls := strings.Join(e.credsSeen(), ",")
-						started, opened := pos.after > 0, pos.after < 0
-						served := func() string {
-							fin := e.rec.of(api.EventRequestFinished)
-							if len(fin) != 1 {
-								return fmt.Sprintf("%d request_finished", len(fin))
-							}
-							return fin[0].CredentialID
-						}
-
-						switch {
-						case started:
-							// The client has content: the rest passes through,
-							// the upstream's error event last.
-							if r.resp.StatusCode != 200 || !strings.Contains(r.body, data) || calls != "key-a" {
-								t.Fatalf("status %d, calls %s, body has the error event: %v", r.resp.StatusCode, calls, strings.Contains(r.body, data))
-							}
-							if c == classify.RateLimit && e.state("key-a").State != api.StateCooling {
-								t.Errorf("a rate limit after content did not cool key-a: %+v", e.state("key-a"))
-							}
-						case c == classify.ClientError && opened:
-							// The client has the headers: the stream as the
-							// upstream sent it, its error event last.
-							if r.resp.StatusCode != 200 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "text/event-stream") ||
-								!strings.HasSuffix(r.body, data+"\n\n") || !strings.HasPrefix(r.body, w.opening) || calls != "key-a" {
-								t.Fatalf("status %d (%s), calls %s, body %.300s", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), calls, r.body)
-							}
-						case c == classify.ClientError:
-							// The upstream's error, as the HTTP error it
-							// stands for.
-							var body struct {
-								Error struct {
-									Message string `json:"message"`
-									Type    string `json:"type"`
-								} `json:"error"`
-							}
-							if r.resp.StatusCode != 400 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "application/json") ||
-								json.Unmarshal([]byte(r.body), &body) != nil || body.Error.Message == "" || calls != "key-a" {
-								t.Fatalf("status %d (%s), calls %s, body %.200s", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), calls, r.body)
-							}
-							if r.resp.Header.Get("Content-Length") != fmt.Sprint(len(r.body)) {
-								t.Errorf("content-length %q for %d bytes", r.resp.Header.Get("Content-Length"), len(r.body))
-							}
-						case c == classify.Capacity || c == classify.Transient:
-							if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-a" {
-								t.Fatalf("status %d, calls %s, body %.200s", r.resp.StatusCode, calls, r.body)
-							}
-						default: // rate limit, dead key: another credential
-							// The headers name the credential whose stream
-							// opened the answer; request_finished the one
-							// that served it.
-							head := "key-b"
-							if opened {
-								head = "key-a"
-							}
-							if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-b" ||
-								r.resp.Header.Get("x-subpool-credential") != head || served() != "key-b" {
-								t.Fatalf("status %d, calls %s, header %s, served %s, body %.200s", r.resp.StatusCode, calls,
-									r.resp.Header.Get("x-subpool-credential"), served(), r.body)
-							}
-							if opened && strings.Count(r.body, w.opening) != 1 {
-								t.Errorf("the client got the opening events %d times: %.300s", strings.Count(r.body, w.opening), r.body)
-							}
-						}
-						if !started && strings.Contains(r.body, data) && c != classify.ClientError {
-							t.Errorf("the refused stream's error event reached the client")
-						}
+						streamErrorCase(t, w, provider, c, pos.after, size.n)
 					})
 				}
 			}
@@ -262,85 +185,7 @@ func TestStreamCapacitySpentRelays(t *testing.T) {
 // inside an event stream, and no second provider takes over an answer
 // begun on the first.
 func TestStreamOpenedRefusals(t *testing.T) {
-	ladder := withLadder(t, "")
-	for _, tc := range []struct {
-		name  string
-		wire  streamWire
-		opts  []envOpt
-		steps []sim.Step
-		calls string
-		check func(t *testing.T, body string)
-	}{
-		{
-			// The pool runs out after the opening events: subpool's own
-			// refusal, as an error event. Fallback is configured and
-			// ready, and not taken.
-			name: "exhausted, messages", wire: streamWires[0],
-			opts:  []envOpt{ladder, func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
-			steps: []sim.Step{{StreamError: streamWires[0].event(classify.RateLimit, 0), ErrorAfter: -1}},
-			calls: "key-a",
-			check: func(t *testing.T, body string) {
-				ev := readSSE(t, body)
-				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
-					str(ev[0].data, "error", "type") == "" || !strings.Contains(str(ev[0].data, "error", "message"), "anthropic") {
-					t.Fatalf("%q", body)
-				}
-			},
-		},
-		{
-			name: "exhausted, responses", wire: streamWires[1],
-			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
-			steps: []sim.Step{{StreamError: streamWires[1].event(classify.RateLimit, 0), ErrorAfter: -1}},
-			calls: "key-a",
-			check: func(t *testing.T, body string) {
-				ev := readSSE(t, body)
-				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
-					str(ev[0].data, "code") == "" || str(ev[0].data, "message") == "" {
-					t.Fatalf("%q", body)
-				}
-			},
-		},
-		{
-			// The overload budget is spent: the stream as the upstream
-			// sent it, its overload last.
-			name: "capacity spent, messages", wire: streamWires[0],
-			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.CapacityMax = 0 }},
-			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Capacity, 0), ErrorAfter: -1}},
-			calls: "key-a",
-			check: func(t *testing.T, body string) {
-				if !strings.HasPrefix(body, "event: message_start\n") || !strings.HasSuffix(body, streamWires[0].event(classify.Capacity, 0)+"\n\n") {
-					t.Fatalf("%q", body)
-				}
-			},
-		},
-		{
-			// A blip after the opening events is tried again in place, and
-			// the retry is refused over HTTP: the upstream's error body
-			// becomes the error event's data.
-			name: "retry refused, messages", wire: streamWires[0],
-			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
-			calls: "key-a,key-a",
-			check: func(t *testing.T, body string) {
-				ev := readSSE(t, body)
-				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
-					str(ev[0].data, "error", "type") != "invalid_request_error" || str(ev[0].data, "error", "message") == "" {
-					t.Fatalf("%q", body)
-				}
-			},
-		},
-		{
-			name: "retry refused, responses", wire: streamWires[1],
-			steps: []sim.Step{{StreamError: streamWires[1].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
-			calls: "key-a,key-a",
-			check: func(t *testing.T, body string) {
-				ev := readSSE(t, body)
-				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
-					str(ev[0].data, "code") == "" || str(ev[0].data, "message") == "" {
-					t.Fatalf("%q", body)
-				}
-			},
-		},
-	} {
+	for _, tc := range openedRefusals(withLadder(t, "")) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, false, tc.opts...)
 			provider := "anthropic"
@@ -393,5 +238,182 @@ func TestStreamOpenedRefusalOnFallback(t *testing.T) {
 	last := ev[len(ev)-1]
 	if len(ev) != 1 || last.name != "error" || str(last.data, "type") != "error" || str(last.data, "error", "message") == "" {
 		t.Fatalf("%q", r.body)
+	}
+}
+
+// streamErrorCase runs one cell of TestStreamErrorMatrix: the upstream's
+// stream on wire w carries an error event of class c, after events in
+// (sim.Step.ErrorAfter), n bytes long.
+func streamErrorCase(t *testing.T, w streamWire, provider string, c classify.Class, after, n int) {
+	data := w.event(c, n)
+	if v, isErr := classify.ClassifyEvent(classify.Lookup(provider), evName(w, data), []byte(data), epoch); !isErr || v.Class != c {
+		t.Fatalf("sample classifies as %s (error %v), want %s", v.Class, isErr, c)
+	}
+	e := newEnv(t, false)
+	e.key(provider, "key-a", "key-b")
+	e.up.Script("key-a", sim.Step{StreamError: data, ErrorAfter: after})
+	r := e.pump(e.async(context.Background(), w.path, w.body))
+	if r.resp == nil {
+		t.Fatalf("no answer: %s", r.body)
+	}
+	checkStreamError(t, e, r, w, c, data, after)
+}
+
+// checkStreamError checks what the client got for the stream error data
+// of class c sent after events in, on wire w.
+func checkStreamError(t *testing.T, e *env, r result, w streamWire, c classify.Class, data string, after int) {
+	t.Helper()
+	calls := strings.Join(e.credsSeen(), ",")
+	started, opened := after > 0, after < 0
+	served := func() string {
+		fin := e.rec.of(api.EventRequestFinished)
+		if len(fin) != 1 {
+			return fmt.Sprintf("%d request_finished", len(fin))
+		}
+		return fin[0].CredentialID
+	}
+
+	switch {
+	case started:
+		// The client has content: the rest passes through,
+		// the upstream's error event last.
+		if r.resp.StatusCode != 200 || !strings.Contains(r.body, data) || calls != "key-a" {
+			t.Fatalf("status %d, calls %s, body has the error event: %v", r.resp.StatusCode, calls, strings.Contains(r.body, data))
+		}
+		if c == classify.RateLimit && e.state("key-a").State != api.StateCooling {
+			t.Errorf("a rate limit after content did not cool key-a: %+v", e.state("key-a"))
+		}
+	case c == classify.ClientError && opened:
+		// The client has the headers: the stream as the
+		// upstream sent it, its error event last.
+		if r.resp.StatusCode != 200 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "text/event-stream") ||
+			!strings.HasSuffix(r.body, data+"\n\n") || !strings.HasPrefix(r.body, w.opening) || calls != "key-a" {
+			t.Fatalf("status %d (%s), calls %s, body %.300s", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), calls, r.body)
+		}
+	case c == classify.ClientError:
+		// The upstream's error, as the HTTP error it
+		// stands for.
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
+		}
+		if r.resp.StatusCode != 400 || !strings.HasPrefix(r.resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal([]byte(r.body), &body) != nil || body.Error.Message == "" || calls != "key-a" {
+			t.Fatalf("status %d (%s), calls %s, body %.200s", r.resp.StatusCode, r.resp.Header.Get("Content-Type"), calls, r.body)
+		}
+		if r.resp.Header.Get("Content-Length") != fmt.Sprint(len(r.body)) {
+			t.Errorf("content-length %q for %d bytes", r.resp.Header.Get("Content-Length"), len(r.body))
+		}
+	case c == classify.Capacity || c == classify.Transient:
+		if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-a" {
+			t.Fatalf("status %d, calls %s, body %.200s", r.resp.StatusCode, calls, r.body)
+		}
+	default: // rate limit, dead key: another credential
+		// The headers name the credential whose stream
+		// opened the answer; request_finished the one
+		// that served it.
+		head := "key-b"
+		if opened {
+			head = "key-a"
+		}
+		if r.resp.StatusCode != 200 || !strings.Contains(r.body, w.end) || calls != "key-a,key-b" ||
+			r.resp.Header.Get("x-subpool-credential") != head || served() != "key-b" {
+			t.Fatalf("status %d, calls %s, header %s, served %s, body %.200s", r.resp.StatusCode, calls,
+				r.resp.Header.Get("x-subpool-credential"), served(), r.body)
+		}
+		if opened && strings.Count(r.body, w.opening) != 1 {
+			t.Errorf("the client got the opening events %d times: %.300s", strings.Count(r.body, w.opening), r.body)
+		}
+	}
+	if !started && strings.Contains(r.body, data) && c != classify.ClientError {
+		t.Errorf("the refused stream's error event reached the client")
+	}
+}
+
+// openedRefusal is a case of TestStreamOpenedRefusals: the upstream's
+// steps on key-a, the calls they make, and what the client's stream
+// holds.
+type openedRefusal struct {
+	name  string
+	wire  streamWire
+	opts  []envOpt
+	steps []sim.Step
+	calls string
+	check func(t *testing.T, body string)
+}
+
+// openedRefusals are the refusals that come after a stream's opening
+// events; ladder is the ladder the first one cools on.
+func openedRefusals(ladder envOpt) []openedRefusal {
+	return []openedRefusal{
+		{
+			// The pool runs out after the opening events: subpool's own
+			// refusal, as an error event. Fallback is configured and
+			// ready, and not taken.
+			name: "exhausted, messages", wire: streamWires[0],
+			opts:  []envOpt{ladder, func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.RateLimit, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "error", "type") == "" || !strings.Contains(str(ev[0].data, "error", "message"), "anthropic") {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			name: "exhausted, responses", wire: streamWires[1],
+			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.SoleProviderMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[1].event(classify.RateLimit, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: responsesErrorEvent,
+		},
+		{
+			// The overload budget is spent: the stream as the upstream
+			// sent it, its overload last.
+			name: "capacity spent, messages", wire: streamWires[0],
+			opts:  []envOpt{func(o *Options, _ *sim.Options) { o.CapacityMax = 0 }},
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Capacity, 0), ErrorAfter: -1}},
+			calls: "key-a",
+			check: func(t *testing.T, body string) {
+				if !strings.HasPrefix(body, "event: message_start\n") || !strings.HasSuffix(body, streamWires[0].event(classify.Capacity, 0)+"\n\n") {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			// A blip after the opening events is tried again in place, and
+			// the retry is refused over HTTP: the upstream's error body
+			// becomes the error event's data.
+			name: "retry refused, messages", wire: streamWires[0],
+			steps: []sim.Step{{StreamError: streamWires[0].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
+			calls: "key-a,key-a",
+			check: func(t *testing.T, body string) {
+				ev := readSSE(t, body)
+				if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+					str(ev[0].data, "error", "type") != "invalid_request_error" || str(ev[0].data, "error", "message") == "" {
+					t.Fatalf("%q", body)
+				}
+			},
+		},
+		{
+			name: "retry refused, responses", wire: streamWires[1],
+			steps: []sim.Step{{StreamError: streamWires[1].event(classify.Transient, 0), ErrorAfter: -1}, sim.ServerError(400)},
+			calls: "key-a,key-a",
+			check: responsesErrorEvent,
+		},
+	}
+}
+
+// responsesErrorEvent checks that body is one Responses error event.
+func responsesErrorEvent(t *testing.T, body string) {
+	t.Helper()
+	ev := readSSE(t, body)
+	if len(ev) != 1 || ev[0].name != "error" || str(ev[0].data, "type") != "error" ||
+		str(ev[0].data, "code") == "" || str(ev[0].data, "message") == "" {
+		t.Fatalf("%q", body)
 	}
 }

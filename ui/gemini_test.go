@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -75,54 +74,32 @@ func TestPanelShowsGemini(t *testing.T) {
 	}
 }
 
-// No event carries a pace, so the panel reads status a moment after a
-// refusal and shows the pace it finds; while one shows it reads again now
-// and then, and sees it forgotten.
-func TestPacesReadAfterARefusal(t *testing.T) {
+// pace_changed brings a pace to the panel and takes it away, with no
+// read of status: the event stream is the one source.
+func TestPaceChangedReachesThePanel(t *testing.T) {
 	h := newHarness(t, nil)
 	st := geminiStatus()
+	paces := st.Providers[0].Credentials[1].Paces
 	st.Providers[0].Credentials[1].Paces = nil
 	h.send(api.Event{Type: api.EventSnapshot, Snapshot: st})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	h.u.goSafe("paces", func() { h.u.pacesLoop(ctx) })
-
-	h.backend.mu.Lock()
-	h.backend.status = *geminiStatus()
-	h.backend.mu.Unlock()
-	h.send(api.Event{Type: api.EventRequestFinished, Provider: "google", CredentialID: "g2", Status: 429, Class: "rate_limit"})
-	waitArmed(t, h.clk) // the settle before the read
-	h.clk.Advance(pacesSettle)
-	if c := h.nextCall(); c.method != "Status" {
-		t.Fatalf("backend got %+v", c)
-	}
-	waitArmed(t, h.clk) // read and applied: a pace shows, so the loop waits pacesEvery
 	h.u.redraw()
-	if got := h.row("google", "g2").line.Text; got != "paced · 30 per 5m · next 38s" {
-		t.Fatalf("after the read: %q", got)
+	if r := h.row("google", "g2"); r.line.Visible() {
+		t.Fatalf("before any pace: %q", r.line.Text)
 	}
 
-	// The pool forgets the pace after a quiet spell, with no event.
-	h.backend.mu.Lock()
-	h.backend.status.Providers[0].Credentials[1].Paces = nil
-	h.backend.mu.Unlock()
-	h.clk.Advance(pacesEvery)
-	waitArmed(t, h.clk)
-	h.clk.Advance(pacesSettle)
-	if c := h.nextCall(); c.method != "Status" {
-		t.Fatalf("backend got %+v", c)
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g2", Paces: paces})
+	h.u.redraw()
+	if got := h.row("google", "g2").line.Text; got != "paced · 30 per 5m · next 40s" {
+		t.Fatalf("after pace_changed: %q", got)
 	}
-	// News sets the loop off again once it is back waiting, so the read
-	// before is applied by the time it arms its next settle.
-	h.send(api.Event{Type: api.EventRotated, Provider: "google", From: "g2", To: "g1"})
-	waitArmed(t, h.clk)
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g2"})
 	h.u.redraw()
 	if r := h.row("google", "g2"); r.line.Visible() {
 		t.Errorf("the forgotten pace still shows: %q", r.line.Text)
 	}
 	select {
 	case c := <-h.backend.calls:
-		t.Errorf("an extra call: %+v", c)
+		t.Errorf("a backend call: %+v", c)
 	default:
 	}
 }

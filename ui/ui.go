@@ -9,7 +9,6 @@
 // plain value) at most every redrawGap, plus once a second while something
 // counts down, and hands it over with fyne.Do. Backend calls are network
 // calls: taps start a goroutine for them and show the outcome with fyne.Do.
-// A third goroutine reads the paces, which no event carries (paces.go).
 package ui
 
 import (
@@ -143,9 +142,6 @@ type UI struct {
 	// dirty has one slot: any number of events between two redraws leave
 	// one mark, so the render loop never falls behind the stream.
 	dirty chan struct{}
-	// paceDue has one slot too: an event that may have changed a pace
-	// (paces.go).
-	paceDue chan struct{}
 
 	// ctx bounds backend calls started by clicks; set before the UI runs.
 	ctx context.Context
@@ -161,14 +157,13 @@ type UI struct {
 // goroutine before a.Run, then Start. Run does all three.
 func New(a fyne.App, o Options) *UI {
 	u := &UI{
-		app:     a,
-		opts:    o,
-		clock:   o.Clock,
-		tray:    o.Tray,
-		do:      fyne.Do,
-		dirty:   make(chan struct{}, 1),
-		paceDue: make(chan struct{}, 1),
-		ctx:     context.Background(),
+		app:   a,
+		opts:  o,
+		clock: o.Clock,
+		tray:  o.Tray,
+		do:    fyne.Do,
+		dirty: make(chan struct{}, 1),
+		ctx:   context.Background(),
 		icons: map[view.TrayState]fyne.Resource{
 			view.TrayReady:     fyne.NewStaticResource("subpool-ready.png", assets.Ready),
 			view.TrayCooling:   fyne.NewStaticResource("subpool-cooling.png", assets.Cooling),
@@ -236,7 +231,6 @@ func (u *UI) Start(ctx context.Context) {
 	u.ctx = ctx
 	u.goSafe("events", func() { u.read(ctx) })
 	u.goSafe("render", func() { u.renderLoop(ctx) })
-	u.goSafe("paces", func() { u.pacesLoop(ctx) })
 	if u.usage != nil {
 		u.goSafe("usage", func() { u.usage.loop(ctx) })
 	}
@@ -292,7 +286,6 @@ func (u *UI) handle(ev api.Event) {
 	notices := u.model.Apply(ev, u.clock.Now())
 	u.mu.Unlock()
 	u.usage.apply(ev)
-	u.notePaceNews(ev)
 	for _, n := range notices {
 		u.opts.Notify(fyne.NewNotification(n.Title, n.Body))
 	}

@@ -27,6 +27,7 @@ const (
 	EventProxyStopping     EventType = "proxy_stopping"
 	EventUsageUpdated      EventType = "usage_updated" // Windows: the credential's windows now
 	EventUsageWarning      EventType = "usage_warning" // Window, Used, Kind (UsageWarnAt or UsageBack), Reason
+	EventPaceChanged       EventType = "pace_changed"  // Paces: the credential's learned paces now, none when forgotten
 )
 
 // usage_warning kinds: a window crossed [usage] warn_at, or a spent
@@ -98,6 +99,10 @@ type Event struct {
 	Windows []Window `json:"windows,omitempty"`
 	Window  string   `json:"window,omitempty"`
 	Used    float64  `json:"used,omitempty"`
+
+	// pace_changed: every learned pace that holds the credential now, as
+	// status lists them; empty when the pool forgot the last.
+	Paces []Pace `json:"paces,omitempty"`
 
 	// snapshot
 	Snapshot *Status `json:"snapshot,omitempty"`

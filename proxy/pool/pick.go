@@ -249,6 +249,7 @@ func (p *Pool) leaseLocked(c *cred, model string, now time.Time, spend bool, fx 
 	p.countLease(c, b, now, spend, fx)
 	if spend {
 		p.paceLease(c, model, now)
+		p.paceNews(c, now, fx)
 	}
 	return &Lease{Credential: c.Credential, p: p, c: c, b: b}
 }

@@ -181,6 +181,8 @@ type Pool struct {
 	// paceWake wakes waiters at the earliest slot of a paced credential
 	// a refused Pick met (pace.go).
 	paceWake wakeAt
+	// paceQuiet tells paces forgotten after a quiet spell (pace_event.go).
+	paceQuiet paceQuiet
 }
 
 // cred is one credential and everything the pool tracks about it. Guarded
@@ -232,6 +234,9 @@ type cred struct {
 	// pace.go), met the successes a new one starts from.
 	paces map[string]*pacer
 	met   meter
+	// pacesShown is what the last pace_changed said of them
+	// (pace_event.go).
+	pacesShown []api.Pace
 }
 
 // provider is one upstream and the state all its credentials share.
@@ -249,6 +254,8 @@ type provider struct {
 	// (pace.go), met the successes it starts from.
 	pace *pacer
 	met  meter
+	// paceShown: a pace_changed went out while pace was set.
+	paceShown bool
 }
 
 // New returns an empty pool. em nil means api.Discard.
@@ -339,7 +346,9 @@ func (p *Pool) update(id string, f func(c *cred, now time.Time, fx *effects)) er
 		return ErrUnknown
 	}
 	var fx effects
-	f(c, p.clk.Now(), &fx)
+	now := p.clk.Now()
+	f(c, now, &fx)
+	p.paceNews(c, now, &fx)
 	p.unlock(&fx)
 	return nil
 }

@@ -54,6 +54,7 @@ var describers = map[api.EventType]describer{
 	api.EventRequestFinished: fixed(""), // counters only; one line per request would bury the rest
 	api.EventUsageUpdated:    (*Model).describeUsage,
 	api.EventUsageWarning:    (*Model).describeUsage,
+	api.EventPaceChanged:     fixed(""), // the row shows the pace; a line per window would bury the rest
 	api.EventConfigReloaded: func(_ *Model, ev api.Event, _ string) string {
 		return "config.toml reloaded" + paren(ev.Reason)
 	},

@@ -210,6 +210,8 @@ func (m *Model) fold(ev api.Event, now time.Time) {
 		}
 	case api.EventUsageUpdated:
 		m.usageUpdated(ev)
+	case api.EventPaceChanged:
+		m.paceChanged(ev)
 	case api.EventHistoryProblem:
 		if m.status.History == nil {
 			m.status.History = &api.HistoryStatus{}

@@ -95,139 +95,14 @@ func TestStreamDrivesRowsAndTray(t *testing.T) {
 		t.Fatalf("before any event: tray %q readOnly %v banner %q", v.Tray, v.ReadOnly, v.Banner)
 	}
 
-	// All ready.
-	if n := h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()}); len(n) != 0 {
-		t.Fatalf("snapshot with nothing wrong notified: %v", n)
-	}
+	streamAllReady(t, h)
+	streamCooldown(t, h)
+	streamCapacityWait(t, h)
+	streamRelogin(t, h)
+	streamModelPark(t, h)
+	streamOffline(t, h)
+
 	v := h.view()
-	if v.Tray != TrayReady || v.Banner != "" || v.ReadOnly {
-		t.Fatalf("all ready: tray %q banner %q readOnly %v", v.Tray, v.Banner, v.ReadOnly)
-	}
-	if v.Summary != "4 ready" {
-		t.Errorf("summary %q", v.Summary)
-	}
-	r := h.row("c1")
-	// The badge says ready and the bars say how much: no line repeats them.
-	if r.Line != "" || r.Badge != (Badge{"ready", LevelGood}) {
-		t.Errorf("ready row: line %q badge %+v", r.Line, r.Badge)
-	}
-	// Only the 5h and 7d fields (a proxy without Windows): the fuller binds.
-	if len(r.Meters) != 2 {
-		t.Fatalf("meters %+v", r.Meters)
-	}
-	if m := r.Meters[0]; m.Name != "5h" || m.Value != 0.42 || m.Level != LevelGood || m.Resets != "resets in 2h" || m.Binding {
-		t.Errorf("5h meter %+v", m)
-	}
-	if m := r.Meters[1]; m.Name != "7d" || m.Value != 0.80 || m.Level != LevelWarn || m.Resets != "" || !m.Binding {
-		t.Errorf("7d meter %+v", m)
-	}
-	if r.Counts != "12 requests · 1 error · 1 rate limit" {
-		t.Errorf("counts %q", r.Counts)
-	}
-	if !r.CanPause || r.CanResume || r.CanReset || !r.CanRemove || r.CanRelogin {
-		t.Errorf("ready buttons %+v", r)
-	}
-	if got := h.row("c2").Detail; got != "subscription · imported from Claude Code" {
-		t.Errorf("detail %q", got)
-	}
-	if s := h.section("anthropic"); s.Title != "Claude" || s.Summary != "2 of 2 ready" {
-		t.Errorf("section %q %q", s.Title, s.Summary)
-	}
-
-	// claude-max cools down; the countdown runs with the clock.
-	h.send(api.Event{Type: api.EventCooldownStarted, Provider: "anthropic", CredentialID: "c1",
-		Until: until(30*time.Second, h.clk.Now()), Step: 1, Steps: 3, Scope: "credential", Reason: "429 rate limit"})
-	v = h.view()
-	if v.Tray != TrayCooling || !v.Ticking {
-		t.Fatalf("cooling: tray %q ticking %v", v.Tray, v.Ticking)
-	}
-	r = h.row("c1")
-	if r.Line != "cooling 30s · 429 rate limit · step 1/3" || r.Badge != (Badge{"cooling", LevelInfo}) {
-		t.Errorf("cooling row: line %q badge %+v", r.Line, r.Badge)
-	}
-	if !r.Counting || r.Countdown != 1 || !r.CanReset {
-		t.Errorf("cooling bar: counting %v fraction %v reset %v", r.Counting, r.Countdown, r.CanReset)
-	}
-	if got := h.section("anthropic").Summary; got != "1 of 2 ready" {
-		t.Errorf("section summary %q", got)
-	}
-	h.clk.Advance(12 * time.Second)
-	r = h.row("c1")
-	if r.Line != "cooling 18s · 429 rate limit · step 1/3" || r.Countdown != 0.6 {
-		t.Errorf("after 12s: line %q fraction %v", r.Line, r.Countdown)
-	}
-	h.clk.Advance(18 * time.Second)
-	// Over by the clock even before cooldown_ended arrives.
-	if r = h.row("c1"); r.Counting || r.Badge.Text != "ready" {
-		t.Errorf("after the end: counting %v badge %q", r.Counting, r.Badge.Text)
-	}
-	if v = h.view(); v.Tray != TrayReady || v.Ticking {
-		t.Errorf("after the end: tray %q ticking %v", v.Tray, v.Ticking)
-	}
-	h.send(api.Event{Type: api.EventCooldownEnded, Provider: "anthropic", CredentialID: "c1", Scope: "credential"})
-	if r = h.row("c1"); r.Badge.Text != "ready" || r.CanReset {
-		t.Errorf("after cooldown_ended: %+v", r)
-	}
-
-	// A capacity wait holds requests on the provider.
-	h.send(api.Event{Type: api.EventWaitStarted, Provider: "anthropic", CredentialID: "c1", Kind: api.WaitCapacity,
-		Until: until(5*time.Minute, h.clk.Now())})
-	h.clk.Advance(5 * time.Second)
-	if v = h.view(); v.Tray != TrayCooling || !v.Ticking {
-		t.Errorf("capacity wait: tray %q ticking %v", v.Tray, v.Ticking)
-	}
-	notes := h.section("anthropic").Notes
-	if len(notes) != 1 || notes[0] != "Claude is overloaded: holding 1 request until it has room (5s so far, 4m55s left)" {
-		t.Errorf("wait notes %q", notes)
-	}
-	h.send(api.Event{Type: api.EventWaitEnded, Provider: "anthropic", CredentialID: "c1", Kind: api.WaitCapacity, WaitMS: 5000, Outcome: "ready"})
-	if v = h.view(); v.Tray != TrayReady || len(h.section("anthropic").Notes) != 0 {
-		t.Errorf("after the wait: tray %q notes %q", v.Tray, h.section("anthropic").Notes)
-	}
-
-	// claude-pro's login is revoked.
-	n := h.send(api.Event{Type: api.EventReloginRequired, Provider: "anthropic", CredentialID: "c2", Reason: "refresh token revoked"})
-	if len(n) != 1 || n[0].Title != "claude-pro needs a new login" {
-		t.Fatalf("relogin notices %+v", n)
-	}
-	v = h.view()
-	if v.Tray != TrayAttention {
-		t.Errorf("relogin: tray %q", v.Tray)
-	}
-	r = h.row("c2")
-	if r.Line != "" || r.Badge != (Badge{"log in again", LevelBad}) || !r.CanRelogin || r.ReloginText != "Log in again" || r.Reason != "refresh token revoked" {
-		t.Errorf("relogin row %+v", r)
-	}
-
-	// A plan without a model parks that model only.
-	h.send(api.Event{Type: api.EventParked, Provider: "openai", CredentialID: "o2", Kind: api.ParkPayment,
-		Model: "gpt-5-pro", Reason: "plan lacks gpt-5-pro"})
-	r = h.row("o2")
-	if r.Line != "payment: plan lacks gpt-5-pro" || r.Badge != (Badge{"payment", LevelWarn}) || !r.CanReset {
-		t.Errorf("payment row %+v", r)
-	}
-	// The header counts rows by badge, as the title does: a "payment"
-	// badge is not counted ready (issue 42).
-	if got := h.section("openai").Summary; got != "1 of 2 ready" {
-		t.Errorf("a model park: summary %q", got)
-	}
-
-	// The proxy goes away.
-	n = h.send(api.Event{Type: EventOffline})
-	if len(n) != 1 || n[0].Key != "offline" {
-		t.Fatalf("offline notices %+v", n)
-	}
-	v = h.view()
-	if v.Tray != TrayOffline || !v.ReadOnly || !strings.Contains(v.Banner, "stopped answering at 12:05:06") {
-		t.Errorf("offline: tray %q readOnly %v banner %q", v.Tray, v.ReadOnly, v.Banner)
-	}
-	if r = h.row("c1"); r.CanPause || r.CanRemove || r.CanReset || r.CanRelogin {
-		t.Errorf("offline buttons %+v", r)
-	}
-	if n = h.send(api.Event{Type: EventOffline}); len(n) != 0 {
-		t.Errorf("a second offline notified again: %+v", n)
-	}
-
 	wantEvents := []string{
 		"12:05:06 lost the connection to the proxy",
 		"12:05:06 openai-key parked for gpt-5-pro (payment, plan lacks gpt-5-pro)",
@@ -738,5 +613,164 @@ func TestRecentSaysWhyACooldownHealedAndARegionPark(t *testing.T) {
 	}
 	if !strings.Contains(v.Events[0], "parked (the provider refuses its location, set [network] proxy in config.toml)") {
 		t.Errorf("region park line: %q", v.Events[0])
+	}
+}
+
+// streamAllReady is a step of TestStreamDrivesRowsAndTray: the snapshot
+// shows every credential ready.
+func streamAllReady(t *testing.T, h *harness) {
+	t.Helper()
+	if n := h.send(api.Event{Type: api.EventSnapshot, Snapshot: snapshot()}); len(n) != 0 {
+		t.Fatalf("snapshot with nothing wrong notified: %v", n)
+	}
+	v := h.view()
+	if v.Tray != TrayReady || v.Banner != "" || v.ReadOnly {
+		t.Fatalf("all ready: tray %q banner %q readOnly %v", v.Tray, v.Banner, v.ReadOnly)
+	}
+	if v.Summary != "4 ready" {
+		t.Errorf("summary %q", v.Summary)
+	}
+	r := h.row("c1")
+	// The badge says ready and the bars say how much: no line repeats them.
+	if r.Line != "" || r.Badge != (Badge{"ready", LevelGood}) {
+		t.Errorf("ready row: line %q badge %+v", r.Line, r.Badge)
+	}
+	// Only the 5h and 7d fields (a proxy without Windows): the fuller binds.
+	if len(r.Meters) != 2 {
+		t.Fatalf("meters %+v", r.Meters)
+	}
+	if m := r.Meters[0]; m.Name != "5h" || m.Value != 0.42 || m.Level != LevelGood || m.Resets != "resets in 2h" || m.Binding {
+		t.Errorf("5h meter %+v", m)
+	}
+	if m := r.Meters[1]; m.Name != "7d" || m.Value != 0.80 || m.Level != LevelWarn || m.Resets != "" || !m.Binding {
+		t.Errorf("7d meter %+v", m)
+	}
+	if r.Counts != "12 requests · 1 error · 1 rate limit" {
+		t.Errorf("counts %q", r.Counts)
+	}
+	if !r.CanPause || r.CanResume || r.CanReset || !r.CanRemove || r.CanRelogin {
+		t.Errorf("ready buttons %+v", r)
+	}
+	if got := h.row("c2").Detail; got != "subscription · imported from Claude Code" {
+		t.Errorf("detail %q", got)
+	}
+	if s := h.section("anthropic"); s.Title != "Claude" || s.Summary != "2 of 2 ready" {
+		t.Errorf("section %q %q", s.Title, s.Summary)
+	}
+}
+
+// streamCooldown is a step of TestStreamDrivesRowsAndTray: claude-max
+// cools down, and the countdown runs with the clock.
+func streamCooldown(t *testing.T, h *harness) {
+	t.Helper()
+	h.send(api.Event{Type: api.EventCooldownStarted, Provider: "anthropic", CredentialID: "c1",
+		Until: until(30*time.Second, h.clk.Now()), Step: 1, Steps: 3, Scope: "credential", Reason: "429 rate limit"})
+	v := h.view()
+	if v.Tray != TrayCooling || !v.Ticking {
+		t.Fatalf("cooling: tray %q ticking %v", v.Tray, v.Ticking)
+	}
+	r := h.row("c1")
+	if r.Line != "cooling 30s · 429 rate limit · step 1/3" || r.Badge != (Badge{"cooling", LevelInfo}) {
+		t.Errorf("cooling row: line %q badge %+v", r.Line, r.Badge)
+	}
+	if !r.Counting || r.Countdown != 1 || !r.CanReset {
+		t.Errorf("cooling bar: counting %v fraction %v reset %v", r.Counting, r.Countdown, r.CanReset)
+	}
+	if got := h.section("anthropic").Summary; got != "1 of 2 ready" {
+		t.Errorf("section summary %q", got)
+	}
+	h.clk.Advance(12 * time.Second)
+	r = h.row("c1")
+	if r.Line != "cooling 18s · 429 rate limit · step 1/3" || r.Countdown != 0.6 {
+		t.Errorf("after 12s: line %q fraction %v", r.Line, r.Countdown)
+	}
+	h.clk.Advance(18 * time.Second)
+	// Over by the clock even before cooldown_ended arrives.
+	if r = h.row("c1"); r.Counting || r.Badge.Text != "ready" {
+		t.Errorf("after the end: counting %v badge %q", r.Counting, r.Badge.Text)
+	}
+	if v = h.view(); v.Tray != TrayReady || v.Ticking {
+		t.Errorf("after the end: tray %q ticking %v", v.Tray, v.Ticking)
+	}
+	h.send(api.Event{Type: api.EventCooldownEnded, Provider: "anthropic", CredentialID: "c1", Scope: "credential"})
+	if r = h.row("c1"); r.Badge.Text != "ready" || r.CanReset {
+		t.Errorf("after cooldown_ended: %+v", r)
+	}
+}
+
+// streamCapacityWait is a step of TestStreamDrivesRowsAndTray: a
+// capacity wait holds requests on the provider.
+func streamCapacityWait(t *testing.T, h *harness) {
+	t.Helper()
+	var v View
+	h.send(api.Event{Type: api.EventWaitStarted, Provider: "anthropic", CredentialID: "c1", Kind: api.WaitCapacity,
+		Until: until(5*time.Minute, h.clk.Now())})
+	h.clk.Advance(5 * time.Second)
+	if v = h.view(); v.Tray != TrayCooling || !v.Ticking {
+		t.Errorf("capacity wait: tray %q ticking %v", v.Tray, v.Ticking)
+	}
+	notes := h.section("anthropic").Notes
+	if len(notes) != 1 || notes[0] != "Claude is overloaded: holding 1 request until it has room (5s so far, 4m55s left)" {
+		t.Errorf("wait notes %q", notes)
+	}
+	h.send(api.Event{Type: api.EventWaitEnded, Provider: "anthropic", CredentialID: "c1", Kind: api.WaitCapacity, WaitMS: 5000, Outcome: "ready"})
+	if v = h.view(); v.Tray != TrayReady || len(h.section("anthropic").Notes) != 0 {
+		t.Errorf("after the wait: tray %q notes %q", v.Tray, h.section("anthropic").Notes)
+	}
+}
+
+// streamRelogin is a step of TestStreamDrivesRowsAndTray: claude-pro's
+// login is revoked.
+func streamRelogin(t *testing.T, h *harness) {
+	t.Helper()
+	n := h.send(api.Event{Type: api.EventReloginRequired, Provider: "anthropic", CredentialID: "c2", Reason: "refresh token revoked"})
+	if len(n) != 1 || n[0].Title != "claude-pro needs a new login" {
+		t.Fatalf("relogin notices %+v", n)
+	}
+	v := h.view()
+	if v.Tray != TrayAttention {
+		t.Errorf("relogin: tray %q", v.Tray)
+	}
+	r := h.row("c2")
+	if r.Line != "" || r.Badge != (Badge{"log in again", LevelBad}) || !r.CanRelogin || r.ReloginText != "Log in again" || r.Reason != "refresh token revoked" {
+		t.Errorf("relogin row %+v", r)
+	}
+}
+
+// streamModelPark is a step of TestStreamDrivesRowsAndTray: a plan
+// without a model parks that model only.
+func streamModelPark(t *testing.T, h *harness) {
+	t.Helper()
+	h.send(api.Event{Type: api.EventParked, Provider: "openai", CredentialID: "o2", Kind: api.ParkPayment,
+		Model: "gpt-5-pro", Reason: "plan lacks gpt-5-pro"})
+	r := h.row("o2")
+	if r.Line != "payment: plan lacks gpt-5-pro" || r.Badge != (Badge{"payment", LevelWarn}) || !r.CanReset {
+		t.Errorf("payment row %+v", r)
+	}
+	// The header counts rows by badge, as the title does: a "payment"
+	// badge is not counted ready (issue 42).
+	if got := h.section("openai").Summary; got != "1 of 2 ready" {
+		t.Errorf("a model park: summary %q", got)
+	}
+}
+
+// streamOffline is a step of TestStreamDrivesRowsAndTray: the proxy
+// goes away.
+func streamOffline(t *testing.T, h *harness) {
+	t.Helper()
+	var r Row
+	n := h.send(api.Event{Type: EventOffline})
+	if len(n) != 1 || n[0].Key != "offline" {
+		t.Fatalf("offline notices %+v", n)
+	}
+	v := h.view()
+	if v.Tray != TrayOffline || !v.ReadOnly || !strings.Contains(v.Banner, "stopped answering at 12:05:06") {
+		t.Errorf("offline: tray %q readOnly %v banner %q", v.Tray, v.ReadOnly, v.Banner)
+	}
+	if r = h.row("c1"); r.CanPause || r.CanRemove || r.CanReset || r.CanRelogin {
+		t.Errorf("offline buttons %+v", r)
+	}
+	if n = h.send(api.Event{Type: EventOffline}); len(n) != 0 {
+		t.Errorf("a second offline notified again: %+v", n)
 	}
 }

@@ -9,9 +9,8 @@ import (
 )
 
 // Paces are the limits the pool learned from 429s that named no reset
-// (docs/pool.md, Pacing). They come in status only: a paced refusal sends
-// no event (docs/events.md), so the UI reads status again when PaceNews
-// says an event may have changed one, and hands the paces to ApplyPaces.
+// (docs/pool.md, Pacing). The snapshot brings them, and pace_changed each
+// change after (docs/events.md), a forgotten pace included.
 
 // PaceText is how a pace reads on a row: "paced · 30 per 5m · next 40s".
 // A model's pace names the model; a pace not learned whole says what is
@@ -58,41 +57,10 @@ func holdingPace(c *api.CredentialStatus, now time.Time) *api.Pace {
 	return best
 }
 
-// PaceNews reports an event after which a pace may have started, moved or
-// been forgotten: a refusal (cooldown, rotation, wait, a 429 relayed) or a
-// change made by hand (reset, pause).
-func PaceNews(ev api.Event) bool {
-	switch ev.Type {
-	case api.EventCooldownStarted, api.EventRotated, api.EventWaitStarted, api.EventCredentialUpdated:
-		return true
-	case api.EventRequestFinished:
-		return ev.Status == 429
+// paceChanged takes a credential's paces from pace_changed: all of them,
+// so an empty list forgets the last.
+func (m *Model) paceChanged(ev api.Event) {
+	if c := m.cred(ev.CredentialID); c != nil {
+		c.Paces = slices.Clone(ev.Paces)
 	}
-	return false
-}
-
-// ApplyPaces takes the paces of every credential st lists and leaves all
-// else to the events. A credential st does not know keeps what it had.
-func (m *Model) ApplyPaces(st api.Status) {
-	for _, p := range st.Providers {
-		for _, sc := range p.Credentials {
-			if c := m.cred(sc.ID); c != nil {
-				c.Paces = slices.Clone(sc.Paces)
-			}
-		}
-	}
-}
-
-// Paced reports whether any credential shows a pace, which is worth
-// reading status again for now and then: its window moves, and the pool
-// forgets it after a quiet spell without saying so.
-func (m *Model) Paced() bool {
-	for _, p := range m.status.Providers {
-		for _, c := range p.Credentials {
-			if len(c.Paces) > 0 {
-				return true
-			}
-		}
-	}
-	return false
 }

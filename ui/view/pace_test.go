@@ -67,48 +67,42 @@ func TestPacedRowSaysWhenItSendsNext(t *testing.T) {
 	}
 }
 
-// Status read again brings the paces only: the pool forgot this one, and
-// a cooldown the events started stays.
-func TestApplyPacesTakesOnlyThePaces(t *testing.T) {
+// pace_changed brings a credential's paces, all of them each time: the
+// row shows the one holding it back longest, and an empty list forgets
+// the pace. An event for a credential the view does not know adds none,
+// and none of them makes a line in the recent events.
+func TestPaceChangedShowsOnTheRow(t *testing.T) {
 	h := newHarness(t)
-	h.send(api.Event{Type: api.EventSnapshot, Snapshot: pacedStatus()})
-	if !h.m.Paced() {
-		t.Fatal("no pace seen in the snapshot")
+	st := pacedStatus()
+	st.Providers[0].Credentials[0].Paces = nil
+	h.send(api.Event{Type: api.EventSnapshot, Snapshot: st})
+	if r := h.row("g2"); r.Line != "" {
+		t.Fatalf("before any pace: line %q", r.Line)
 	}
-	h.send(api.Event{Type: api.EventCooldownStarted, Provider: "google", CredentialID: "g2", Scope: "model", Model: "gemini-2.5-flash",
-		Until: at(30 * time.Second), Reason: "429"})
-	fresh := pacedStatus()
-	fresh.Providers[0].Credentials[0].Paces = nil
-	fresh.Providers[0].Credentials = append(fresh.Providers[0].Credentials, api.CredentialStatus{ID: "g9", Label: "unknown here",
-		Paces: []api.Pace{{Scope: "credential", Requests: 1}}})
-	h.m.ApplyPaces(*fresh)
-	if h.m.Paced() {
-		t.Error("still paced after status said no pace")
-	}
-	if r := h.row("g2"); r.Badge.Text != badgeLimited || r.Line != "gemini-2.5-flash cooling 30s · 429" {
-		t.Errorf("badge %q line %q: the events' cooldown was lost", r.Badge.Text, r.Line)
-	}
-	if n := len(h.view().Sections[0].Rows); n != 1 {
-		t.Errorf("%d rows: status added a credential the events never told of", n)
-	}
-}
+	before := len(h.view().Events)
 
-func TestPaceNews(t *testing.T) {
-	for _, c := range []struct {
-		ev   api.Event
-		want bool
-	}{
-		{api.Event{Type: api.EventCooldownStarted}, true},
-		{api.Event{Type: api.EventRotated}, true},
-		{api.Event{Type: api.EventWaitStarted}, true},
-		{api.Event{Type: api.EventCredentialUpdated}, true},
-		{api.Event{Type: api.EventRequestFinished, Status: 429}, true},
-		{api.Event{Type: api.EventRequestFinished, Status: 200}, false},
-		{api.Event{Type: api.EventUsageUpdated}, false},
-		{api.Event{Type: api.EventCooldownEnded}, false},
-	} {
-		if got := PaceNews(c.ev); got != c.want {
-			t.Errorf("%s %d: %v, want %v", c.ev.Type, c.ev.Status, got, c.want)
-		}
+	paces := pacedStatus().Providers[0].Credentials[0].Paces
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g2", Paces: paces})
+	if r := h.row("g2"); r.Badge.Text != badgeReady || r.Line != "paced · 30 per 5m · next 40s" || !h.view().Ticking {
+		t.Errorf("paced: badge %q line %q ticking %v", r.Badge.Text, r.Line, h.view().Ticking)
+	}
+	paces[0].Requests = 99
+	if r := h.row("g2"); r.Line != "paced · 30 per 5m · next 40s" {
+		t.Errorf("the view keeps the event's list, not its own copy: line %q", r.Line)
+	}
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g2", Paces: paces[1:]})
+	if r := h.row("g2"); r.Line != "paced gemini-2.5-pro · 5 per 1m · next 10s" {
+		t.Errorf("the model's pace only: line %q", r.Line)
+	}
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g9", Paces: paces})
+	if n := len(h.view().Sections[0].Rows); n != 1 {
+		t.Errorf("%d rows: a pace added a credential the events never told of", n)
+	}
+	h.send(api.Event{Type: api.EventPaceChanged, Provider: "google", CredentialID: "g2"})
+	if r := h.row("g2"); r.Badge.Text != badgeReady || r.Line != "" || h.view().Ticking {
+		t.Errorf("forgotten: badge %q line %q ticking %v", r.Badge.Text, r.Line, h.view().Ticking)
+	}
+	if n := len(h.view().Events); n != before {
+		t.Errorf("pace_changed wrote %d lines in the recent events", n-before)
 	}
 }
