@@ -132,11 +132,13 @@ func (rn *run) loop() (out outcome, ex *policy.Action) {
 		if rn.ctx.Err() != nil {
 			return aborted(""), nil
 		}
-		lease, ex := rn.lease()
-		if lease == nil {
-			if ex == nil {
-				return aborted(""), nil
+		lease, err := rn.lease()
+		if err != nil {
+			var exh *exhaustedError
+			if !errors.As(err, &exh) {
+				return aborted(""), nil // the client left
 			}
+			ex := &exh.act
 			if rn.committed {
 				// The client already has this stream's headers: the
 				// refusal goes in the stream, and no other provider

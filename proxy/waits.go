@@ -16,12 +16,23 @@ import (
 	"github.com/subpool/subpool/proxy/pool"
 )
 
+// errClientLeft is lease's error when the client went away during a wait.
+var errClientLeft = errors.New("the client went away")
+
+// exhaustedError is lease's error when no credential of the run's
+// provider can serve the request in time: the policy's refusal, which the
+// run answers or the plan walk takes to another target.
+type exhaustedError struct{ act policy.Action }
+
+func (e *exhaustedError) Error() string { return e.act.Message }
+
 // lease picks the credential for the next attempt. When none can take the
 // request, the policy says whether to wait for the pool; a wait ends when
 // the pool says something changed (a release, a cooldown's end, a
 // credential added or resumed), not on a poll. One wait_started /
 // wait_ended pair covers the whole wait, however many wake-ups it takes.
-func (rn *run) lease() (*pool.Lease, *policy.Action) {
+// It fails with errClientLeft or an *exhaustedError.
+func (rn *run) lease() (*pool.Lease, error) {
 	p := rn.p
 	pl := p.o.Pool
 	waiting := false
@@ -54,7 +65,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		var u *pool.Unavailable
 		if !errors.As(err, &u) {
 			end("failed")
-			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}
+			return nil, &exhaustedError{policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}}
 		}
 		if changed == nil {
 			changed = pl.Changed()
@@ -67,7 +78,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u))
 		if act.Kind != policy.WaitPool {
 			end("gave_up")
-			return nil, &act
+			return nil, &exhaustedError{act}
 		}
 		now := p.o.Clock.Now()
 		if !waiting {
@@ -83,7 +94,7 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		rn.waited.Count++
 		if err != nil {
 			end("aborted")
-			return nil, nil
+			return nil, errClientLeft
 		}
 	}
 }
