@@ -63,16 +63,15 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	}
 	d.in = rn.r
 	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), d.route(), body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
-	tr.noWait = !t.MayWait
 	tr.decoded = rn.plain != nil // the detour sends the plain body, rewritten
 	d.run = tr
-	res, ex := tr.loop()
+	res, ex := tr.loop(t.MayWait)
 	if ex != nil && !fw.committed {
 		// The target ran out while trying (its only key answered 429):
 		// the request goes on as if it had been out from the start.
 		why := ex.Message
-		if tr.lastReason != "" && !strings.Contains(why, tr.lastReason) {
-			why += " (last answer: " + tr.lastReason + ")"
+		if last := tr.tried.lastReason; last != "" && !strings.Contains(why, last) {
+			why += " (last answer: " + last + ")"
 		}
 		return why, nil
 	}

@@ -94,9 +94,7 @@ func (s *serving) serve(t policy.Target) (why string, out *outcome) {
 	if err != nil {
 		return err.Error(), nil
 	}
-	tr.noWait = !t.MayWait
-	res, ex := tr.loopOwn()
-	tr.noWait = false
+	res, ex := tr.loopOwn(t.MayWait)
 	if ex == nil {
 		if tr != s.ran {
 			res.fallbackTo = t.Provider + "/" + t.Model

@@ -245,7 +245,7 @@ func (rn *run) fail(credID string, status int, msg string, retryAfter time.Durat
 func (rn *run) relay(credID string, a *answer, status int) outcome {
 	out := outcome{class: a.verdict.Class, cred: credID, status: status}
 	if a.resp == nil {
-		f := rn.fail(credID, http.StatusBadGateway, rn.lastReason, 0, mayRetry)
+		f := rn.fail(credID, http.StatusBadGateway, reasonOf(a.verdict), 0, mayRetry)
 		f.class = a.verdict.Class
 		return f
 	}

@@ -39,18 +39,18 @@ func (rn *run) reshapes() bool {
 
 // loopOwn is rn's attempt loop on its own provider, reshaped when a
 // credential needs it.
-func (rn *run) loopOwn() (outcome, *policy.Action) {
+func (rn *run) loopOwn(mayWait bool) (outcome, *policy.Action) {
 	if !rn.reshapes() {
-		return rn.loop()
+		return rn.loop(mayWait)
 	}
-	return rn.loopReshaped()
+	return rn.loopReshaped(mayWait)
 }
 
 // loopReshaped runs rn's attempt loop with each attempt's request in the
 // wire its credential needs and every answer in the client's. It gives rn
 // back as it found it. As for rn.loop, a refusal with nothing written is
 // for the caller to answer.
-func (rn *run) loopReshaped() (outcome, *policy.Action) {
+func (rn *run) loopReshaped(mayWait bool) (outcome, *policy.Action) {
 	d := &detour{
 		to: rn.prov, model: rn.model, client: clientWire(rn.route), clientModel: rn.model, stream: rn.info.Stream,
 		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.o.Logf, own: true,
@@ -68,7 +68,7 @@ func (rn *run) loopReshaped() (outcome, *policy.Action) {
 	rn.w, rn.r, rn.auth = fw, d.request(r, d.apiWire()), detourAuth{Authenticator: au, d: d}
 	rn.decoded = rn.plain != nil // each attempt sends the plain body, rewritten
 	d.run = rn
-	res, ex := rn.loop()
+	res, ex := rn.loop(mayWait)
 	rn.w, rn.r, rn.auth, rn.body, rn.route, rn.decoded = w, r, au, body, rt, decoded
 	if ex != nil && !fw.committed {
 		return res, ex
