@@ -90,6 +90,9 @@ type run struct {
 	model   string
 	auth    auth.Authenticator
 	profile *classify.Profile // the current attempt's rules
+	// via is the detour whose wire each attempt's request is put in, by
+	// its credential (outbound); nil when the request goes in its own.
+	via *detour
 
 	// tried is what the last loop learned, handed to the next turn of the
 	// same run (a plan's waiting turn of its first target): only loop
@@ -249,12 +252,17 @@ func (rn *run) try(lease *pool.Lease, retries int, refreshed bool) next {
 		lease.Release()
 		return next{do: rotate, cred: cred.ID, reason: err.Error(), exclude: true}
 	}
+	o, err := rn.outbound(cred, au)
+	if err != nil {
+		lease.Release()
+		return rn.authFailed(cred, err)
+	}
 	rn.attempts++
 	rn.profile = rn.prov.Profile
 	if au.Profile != nil {
 		rn.profile = au.Profile
 	}
-	a := rn.attempt(cred, au)
+	a := rn.attempt(cred, au, o)
 	if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
 		// The upstream may have counted the tokens it reported.
 		a.close()
@@ -505,14 +513,14 @@ func (a *answer) close() {
 // to judge it: the status and headers, a refusal's body, or a 200 stream's
 // events up to the first with content. Of a stream whose first event is
 // no refusal, it sends the client the headers on the way (peek, commit).
-func (rn *run) attempt(cred pool.Credential, au auth.Auth) *answer {
+func (rn *run) attempt(cred pool.Credential, au auth.Auth, o outReq) *answer {
 	p := rn.p
 	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
 	first, idle := rn.deadlines()
 	if first > 0 || idle > 0 {
 		ctx, cancel = context.WithCancelCause(rn.ctx)
 	}
-	resp, err := rn.send(ctx, au)
+	resp, err := rn.send(ctx, au, o)
 	now := p.o.Clock.Now()
 	a := &answer{resp: resp}
 	switch {
