@@ -273,7 +273,7 @@ func (rn *run) try(lease *pool.Lease, retries int, refreshed bool) next {
 		return ended(out)
 	}
 	act := policy.Decide(rn.pol, rn.state(cred, a, retries, refreshed), a.verdict)
-	reason := rn.record(cred, act, a.verdict)
+	reason := rn.p.o.Pool.Apply(cred.ID, rn.model, rn.tool, act, a.verdict) // the books, before acting
 	nx := rn.carryOut(lease, act, a, reason)
 	nx.cred = cred.ID
 	if nx.reason == "" && act.Kind != policy.Pass && act.Kind != policy.Stop {
@@ -313,49 +313,6 @@ func (rn *run) state(cred pool.Credential, a *answer, retries int, refreshed boo
 		s.Jitter = rn.p.o.Jitter()
 	}
 	return s
-}
-
-// record tells the pool what the action says it must know, before the
-// action is carried out, and returns the answer's reason.
-func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdict) string {
-	pl := rn.p.o.Pool
-	reason := reasonOf(v)
-	if act.Cool != nil {
-		scope := pool.Scope(act.Cool.Scope)
-		pl.CoolDown(cred.ID, rn.model, scope, act.Cool.RetryAfter, reason)
-	}
-	if act.Park != nil {
-		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
-	}
-	if act.BarTool {
-		pl.BarTool(cred.ID, rn.tool, reason)
-	}
-	if v.Class == classify.Transient && act.Kind != policy.Pass {
-		// The credential's own upstream is failing: worth showing. Client
-		// errors, overloads and a client that left are not the
-		// credential's doing and leave its reason alone.
-		pl.SetReason(cred.ID, reason)
-	}
-	if act.Kind == policy.Pass {
-		return reason // counted when the answer has been delivered
-	}
-	switch act.Count {
-	case policy.CountSuccess:
-		pl.Record(cred.ID, true, false)
-	case policy.CountFailure:
-		pl.Record(cred.ID, false, false)
-	case policy.CountRateLimit:
-		pl.Record(cred.ID, false, true)
-	}
-	return reason
-}
-
-// reasonOf is a verdict's reason, or its class when it gives none.
-func reasonOf(v classify.Verdict) string {
-	if v.Reason == "" {
-		return string(v.Class)
-	}
-	return v.Reason
 }
 
 // carryOut does what act says with the answer a, whose reason is reason,

@@ -22,7 +22,6 @@ const maxBody = 80
 var longAllowed = []string{
 	// being split in issue 46
 	"bench/goodput/oracle.go startOracle",
-	"bench/goodput/subpool.go act",
 	"proxy/body_test.go inspectCases",
 	"proxy/fallback_test.go TestFallbackServesClaudeCodeOnOpenAI",
 	"proxy/stream_errors_test.go TestStreamErrorMatrix",
