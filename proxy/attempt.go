@@ -247,13 +247,16 @@ func (rn *run) try(lease *pool.Lease, retries int, refreshed bool) next {
 		}
 		return rn.authFailed(cred, err)
 	}
-	if err := rn.cannotTake(au); err != nil {
-		// Not the credential's fault: this request is not for it.
+	o, err := rn.outbound(cred, au) // the request as it goes (send.go)
+	var nf notForCred
+	switch {
+	case errors.As(err, &nf):
+		// This request is not for the credential: nothing to show on it.
 		lease.Release()
 		return next{do: rotate, cred: cred.ID, reason: err.Error(), exclude: true}
-	}
-	o, err := rn.outbound(cred, au)
-	if err != nil {
+	case err != nil:
+		// A detour's wire that cannot carry it: shown on the credential,
+		// as an auth that could not be prepared.
 		lease.Release()
 		return rn.authFailed(cred, err)
 	}

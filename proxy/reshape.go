@@ -37,15 +37,6 @@ func (rn *run) reshapes() bool {
 	return false
 }
 
-// loopOwn is rn's attempt loop on its own provider, reshaped when a
-// credential needs it.
-func (rn *run) loopOwn(mayWait bool) (outcome, *policy.Action) {
-	if !rn.reshapes() {
-		return rn.loop(mayWait)
-	}
-	return rn.loopReshaped(mayWait)
-}
-
 // loopReshaped runs rn's attempt loop with each attempt's request in the
 // wire its credential needs and every answer in the client's. As for rn.loop, a refusal with nothing written is
 // for the caller to answer.

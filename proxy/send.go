@@ -58,9 +58,9 @@ type outReq struct {
 // credential's auth au: on a detour (or a reshaped run) the wire au calls
 // for, with the body and path in it; the model the run asks for; the
 // /v1 a backend does not take; the Gemini form au answers, in or out of
-// Code Assist's envelope. A detour's wire that cannot carry the request
-// is an error: not the credential's fault, though this request cannot
-// use it.
+// Code Assist's envelope. It fails when the detour's wire for au cannot
+// carry the request, or with a notForCred when the credential cannot take
+// it in any form; neither is the credential's fault.
 func (rn *run) outbound(cred pool.Credential, au auth.Auth) (outReq, error) {
 	o := outReq{r: rn.r, path: rn.upath, query: rn.r.URL.RawQuery, body: rn.body, decoded: rn.decoded}
 	if d := rn.via; d != nil {
@@ -86,11 +86,19 @@ func (rn *run) outbound(cred pool.Credential, au auth.Auth) (outReq, error) {
 	}
 	s, err := geminiRequest(rn.gemini, rn.model, o.r.URL.Query(), src, au)
 	if err != nil {
-		return o, err
+		// A Code Assist call that only a login answers, or the Gemini
+		// API's model list, which a login has not.
+		return o, notForCred{err}
 	}
 	o.gemini, o.path, o.query, o.body = &s, s.path, s.query, s.body
 	return o, nil
 }
+
+// notForCred is outbound's error for a request that its credential cannot
+// take in any form, whatever wire it goes in.
+type notForCred struct{ error }
+
+func (e notForCred) Unwrap() error { return e.error }
 
 // send makes one upstream request, o with its credential's auth, on ctx
 // (the request's, or one its deadlines cancel).
