@@ -85,7 +85,7 @@ type run struct {
 	*request
 	w       http.ResponseWriter // the client, or a translating writer
 	r       *http.Request
-	route   // its provider and path; a detour's attempts change upath
+	route   // its provider and path: a detour's are its target's
 	body    []byte
 	model   string
 	auth    auth.Authenticator
