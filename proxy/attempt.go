@@ -173,18 +173,8 @@ func (rn *run) loop(mayWait bool) (out outcome, ex *policy.Action) {
 		}
 		lease, err := rn.lease(t, mayWait)
 		t.pin = ""
-		var exh *exhaustedError
-		switch {
-		case errors.As(err, &exh) && rn.committed:
-			// The client already has this stream's headers: the refusal
-			// goes in the stream, and no other provider takes over an
-			// answer begun here.
-			a := exh.act
-			return rn.fail("", a.Status, a.Message, a.RetryAfter, retryHint(a.Final)), nil
-		case exh != nil:
-			return outcome{}, &exh.act
-		case err != nil:
-			return aborted(""), nil // the client left
+		if err != nil {
+			return rn.unleased(err)
 		}
 		cred := lease.Credential
 		if t.lastCred != "" && cred.ID != t.lastCred {
@@ -224,6 +214,23 @@ func (rn *run) loop(mayWait bool) (out outcome, ex *policy.Action) {
 	}
 }
 
+// unleased is how the loop ends when lease fails: the client left, or no
+// credential can serve in time (ex, for the plan walk to take elsewhere).
+func (rn *run) unleased(err error) (out outcome, ex *policy.Action) {
+	var exh *exhaustedError
+	switch {
+	case !errors.As(err, &exh):
+		return aborted(""), nil // the client left
+	case rn.committed:
+		// The client already has this stream's headers: the refusal goes
+		// in the stream, and no other provider takes over an answer
+		// begun here.
+		a := exh.act
+		return rn.fail("", a.Status, a.Message, a.RetryAfter, retryHint(a.Final)), nil
+	}
+	return outcome{}, &exh.act
+}
+
 // with sets m[k] = v, making m when it is nil.
 func with[V any](m map[string]V, k string, v V) map[string]V {
 	if m == nil {
@@ -248,16 +255,15 @@ func (rn *run) try(lease *pool.Lease, retries int, refreshed bool) next {
 		return rn.authFailed(cred, err)
 	}
 	o, err := rn.outbound(cred, au) // the request as it goes (send.go)
-	var nf notForCred
-	switch {
-	case errors.As(err, &nf):
-		// This request is not for the credential: nothing to show on it.
+	if err != nil {
 		lease.Release()
-		return next{do: rotate, cred: cred.ID, reason: err.Error(), exclude: true}
-	case err != nil:
+		if _, notFor := err.(notForCred); notFor {
+			// This request is not for the credential: nothing to show
+			// on it.
+			return next{do: rotate, cred: cred.ID, reason: err.Error(), exclude: true}
+		}
 		// A detour's wire that cannot carry it: shown on the credential,
 		// as an auth that could not be prepared.
-		lease.Release()
 		return rn.authFailed(cred, err)
 	}
 	rn.attempts++
