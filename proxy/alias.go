@@ -24,38 +24,40 @@ type aliasReq struct {
 	aw      *rewriter     // a renamer
 }
 
-// admit applies the client key's model limits and the aliases to a run
-// that has read its body. A non-nil refused says the client has been
-// answered (a 403), nothing went upstream. al is nil when the model is no
-// alias.
-func (rn *run) admit() (al *aliasReq, refused *outcome) {
-	c := clientOf(rn.r)
+// admit applies the client key's model limits and the aliases to rq on
+// route rt, whose body names model. A non-nil refused says the client has
+// been answered (a 403), nothing went upstream. al is nil when the model
+// is no alias; else its renamer is the writer the request's runs write
+// to.
+func (rq *request) admit(rt route, model string) (al *aliasReq, refused *outcome) {
+	w := rq.client
+	c := clientOf(rq.in)
 	var targets []FallbackTarget
-	if rn.p.o.Aliases != nil {
-		targets = rn.p.o.Aliases()[rn.model]
+	if rq.p.o.Aliases != nil {
+		targets = rq.p.o.Aliases()[model]
 	}
 	if len(targets) == 0 {
-		if !c.AllowsModel(rn.model) {
-			refuseModel(rn.w, rn.wire, c, rn.model)
+		if !c.AllowsModel(model) {
+			refuseModel(w, rt.wire, c, model)
 			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
-		if rn.model == "" && len(c.Models) > 0 && rn.modelInBody() {
+		if model == "" && len(c.Models) > 0 && rt.modelInBody() {
 			// A body naming no model leaves the choice to the upstream,
 			// and some choose one themselves: a limited key names its
 			// model.
-			writeError(rn.w, rn.wire, http.StatusForbidden, fmt.Sprintf("the client key %q is limited to models %s, and this request names none; put a \"model\" in the body",
+			writeError(w, rt.wire, http.StatusForbidden, fmt.Sprintf("the client key %q is limited to models %s, and this request names none; put a \"model\" in the body",
 				c.Name, strings.Join(c.Models, ", ")), 0, noRetry)
 			return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 		}
 		return nil, nil
 	}
-	al = &aliasReq{name: rn.model}
-	nameOK := c.AllowsModel(rn.model)
+	al = &aliasReq{name: model}
+	nameOK := c.AllowsModel(model)
 	for _, t := range targets {
 		if t.Provider == "" {
-			t.Provider = rn.prov.Name
+			t.Provider = rt.prov.Name
 		}
-		if rn.p.o.Providers[t.Provider] == nil || !c.AllowsProvider(t.Provider) || !(nameOK || c.AllowsModel(t.Model)) {
+		if rq.p.o.Providers[t.Provider] == nil || !c.AllowsProvider(t.Provider) || !(nameOK || c.AllowsModel(t.Model)) {
 			continue
 		}
 		al.targets = append(al.targets, t)
@@ -63,12 +65,11 @@ func (rn *run) admit() (al *aliasReq, refused *outcome) {
 	if len(al.targets) == 0 {
 		// A provider added to config.toml runs only after a restart, so
 		// a reloaded alias may name one that does not run yet.
-		writeError(rn.w, rn.wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
-			rn.model, c.Name), 0, noRetry)
+		writeError(w, rt.wire, http.StatusForbidden, fmt.Sprintf("no target of alias %q may be used by the client key %q, or runs now (a provider added to config.toml runs from the next start); see [models] and `subpool client list`",
+			model, c.Name), 0, noRetry)
 		return nil, &outcome{status: http.StatusForbidden, class: classRefused}
 	}
-	al.aw = newRewriter(rn.w, renamer{al.name})
+	al.aw = newRewriter(w, renamer{al.name})
 	al.aw.maxHold = maxRewrite
-	rn.w = al.aw
 	return al, nil
 }

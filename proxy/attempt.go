@@ -85,27 +85,60 @@ type run struct {
 	*request
 	w       http.ResponseWriter // the client, or a translating writer
 	r       *http.Request
-	route   // its provider and path; a detour's attempts change upath
+	route   // its provider and path: a detour's are its target's
 	body    []byte
 	model   string
 	auth    auth.Authenticator
 	profile *classify.Profile // the current attempt's rules
+	// via is the detour whose wire each attempt's request is put in, by
+	// its credential (outbound); nil when the request goes in its own.
+	via *detour
 
-	pinned     string // credential to try again (retry, capacity, refresh)
-	lastCred   string
-	lastReason string
-	exclude    map[string]bool
-	refreshed  map[string]bool
-	retries    map[string]int
-	// noWait: another target of the request may serve, so this run gives
-	// up at once when its pool has nothing ready instead of waiting for it.
-	noWait bool
+	// tried is what the last loop learned, handed to the next turn of the
+	// same run (a plan's waiting turn of its first target): only loop
+	// reads and writes it.
+	tried tries
 	// decoded: body is the request's plain form of a compressed body, so
 	// the client's Content-Encoding does not go with it.
 	decoded bool
-	// later are the cooldowns recorded when the loop ends (CoolLater).
-	later []laterCool
 }
+
+// tries is the attempt loop's bookkeeping: a local of loop, changed only
+// there, by the next value each attempt returns.
+type tries struct {
+	pin        string          // the credential the next lease tries first
+	lastCred   string          // the last attempt's, for the rotated event
+	lastReason string          // why the last credential did not serve
+	exclude    map[string]bool // credentials this request no longer tries
+	refreshed  map[string]bool
+	retries    map[string]int
+}
+
+// nextKind is what the attempt loop does after an attempt.
+type nextKind int
+
+const (
+	rotate  nextKind = iota // to another credential
+	again                   // to the same credential (pin)
+	waitFor                 // to the same credential after a capacity wait
+	done                    // the client has its answer, or left
+)
+
+// next is an attempt's result as the loop applies it: every change of the
+// loop's state comes from one of these.
+type next struct {
+	do      nextKind
+	cred    string        // the credential the attempt went to
+	reason  string        // the last reason from now on; "" keeps it
+	exclude bool          // rotate: the request leaves cred out from now on
+	delay   time.Duration // waitFor: how long
+	retried bool          // a retry in place on cred, counted against its retries
+	refresh bool          // cred's token was renewed for this request
+	later   *laterCool    // a cooldown recorded when the loop ends
+	out     outcome       // done: what the client got
+}
+
+func ended(out outcome) next { return next{do: done, out: out} }
 
 // laterCool is a policy.Action.CoolLater kept for the end of the loop.
 type laterCool struct {
@@ -114,91 +147,163 @@ type laterCool struct {
 }
 
 // coolLater records the cooldowns kept for the end of the loop.
-func (rn *run) coolLater() {
-	for _, l := range rn.later {
+func (rn *run) coolLater(later []laterCool) {
+	for _, l := range later {
 		rn.p.o.Pool.CoolDown(l.cred, rn.model, pool.Scope(l.cool.Scope), l.cool.RetryAfter, l.reason)
 	}
-	rn.later = nil
 }
 
 // loop runs attempts until the client has an answer or has left (ex nil,
 // and out says what the client got), or until no credential of the
 // provider can serve the request in time: then it returns the Exhausted
 // action, having written nothing, so that serving may detour to another
-// provider.
-func (rn *run) loop() (out outcome, ex *policy.Action) {
-	defer rn.coolLater()
+// provider. mayWait false: another target of the request may serve, so
+// the loop gives up at once when its pool has nothing ready instead of
+// waiting for it.
+//
+// As in caddy's proxy loop, the bookkeeping (t) is this function's: each
+// attempt returns a next value and only this function applies it.
+func (rn *run) loop(mayWait bool) (out outcome, ex *policy.Action) {
+	t := rn.tried
+	var later []laterCool
+	defer func() { rn.coolLater(later); rn.tried = t }()
 	for {
 		if rn.ctx.Err() != nil {
 			return aborted(""), nil
 		}
-		lease, ex := rn.lease()
-		if lease == nil {
-			if ex == nil {
-				return aborted(""), nil
-			}
-			if rn.committed {
-				// The client already has this stream's headers: the
-				// refusal goes in the stream, and no other provider
-				// takes over an answer begun here.
-				return rn.fail("", ex.Status, ex.Message, ex.RetryAfter, retryHint(ex.Final)), nil
-			}
-			return outcome{}, ex
+		lease, err := rn.lease(t, mayWait)
+		t.pin = ""
+		if err != nil {
+			return rn.unleased(err)
 		}
 		cred := lease.Credential
-		if rn.lastCred != "" && cred.ID != rn.lastCred {
+		if t.lastCred != "" && cred.ID != t.lastCred {
 			rn.emit(api.Event{Type: api.EventRotated, Provider: rn.prov.Name, CredentialID: cred.ID,
-				From: rn.lastCred, To: cred.ID, Reason: rn.lastReason, Model: rn.model})
+				From: t.lastCred, To: cred.ID, Reason: t.lastReason, Model: rn.model})
 		}
-		rn.lastCred = cred.ID
-
-		au, err := rn.auth.Auth(rn.ctx, cred, false)
-		if err != nil {
-			lease.Release()
-			if rn.ctx.Err() != nil {
+		t.lastCred = cred.ID
+		nx := rn.try(lease, t.retries[cred.ID], t.refreshed[cred.ID])
+		if nx.reason != "" {
+			t.lastReason = nx.reason
+		}
+		if nx.retried {
+			t.retries = with(t.retries, nx.cred, t.retries[nx.cred]+1)
+		}
+		if nx.refresh {
+			t.refreshed = with(t.refreshed, nx.cred, true)
+		}
+		if nx.later != nil {
+			later = append(later, *nx.later)
+		}
+		switch nx.do {
+		case done:
+			return nx.out, nil
+		case rotate:
+			if nx.exclude {
+				t.exclude = with(t.exclude, nx.cred, true)
+			}
+		case again:
+			t.pin = nx.cred
+		case waitFor:
+			rn.capWaits++
+			if rn.wait(api.WaitCapacity, nx.cred, nx.delay, t.lastReason, nil) != nil {
 				return aborted(""), nil
 			}
-			rn.authFailed(cred, err)
-			continue
-		}
-		if err := rn.cannotTake(au); err != nil {
-			// Not the credential's fault: this request is not for it.
-			lease.Release()
-			rn.lastReason = err.Error()
-			rn.excludeCred(cred.ID)
-			continue
-		}
-		rn.attempts++
-		rn.profile = rn.prov.Profile
-		if au.Profile != nil {
-			rn.profile = au.Profile
-		}
-		a := rn.attempt(cred, au)
-		if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
-			// The upstream may have counted the tokens it reported.
-			a.close()
-			lease.Release()
-			rn.meter = a.meter
-			out := aborted(cred.ID)
-			out.credKind = cred.Kind
-			return out, nil
-		}
-		act := policy.Decide(rn.pol, rn.state(cred, a), a.verdict)
-		rn.record(cred, act, a.verdict)
-		if out := rn.carryOut(lease, act, a); out != nil {
-			return *out, nil
+			t.pin = nx.cred
 		}
 	}
 }
 
+// unleased is how the loop ends when lease fails: the client left, or no
+// credential can serve in time (ex, for the plan walk to take elsewhere).
+func (rn *run) unleased(err error) (out outcome, ex *policy.Action) {
+	var exh *exhaustedError
+	switch {
+	case !errors.As(err, &exh):
+		return aborted(""), nil // the client left
+	case rn.committed:
+		// The client already has this stream's headers: the refusal goes
+		// in the stream, and no other provider takes over an answer
+		// begun here.
+		a := exh.act
+		return rn.fail("", a.Status, a.Message, a.RetryAfter, retryHint(a.Final)), nil
+	}
+	return outcome{}, &exh.act
+}
+
+// with sets m[k] = v, making m when it is nil.
+func with[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
+}
+
+// try makes one attempt on lease's credential, which has been retried in
+// place retries times and refreshed for this request or not, and carries
+// out the policy's action on its answer. It changes none of the loop's
+// state: the next value says what changes.
+func (rn *run) try(lease *pool.Lease, retries int, refreshed bool) next {
+	cred := lease.Credential
+	au, err := rn.auth.Auth(rn.ctx, cred, false)
+	if err != nil {
+		lease.Release()
+		if rn.ctx.Err() != nil {
+			return ended(aborted(""))
+		}
+		return rn.authFailed(cred, err)
+	}
+	o, err := rn.outbound(cred, au) // the request as it goes (send.go)
+	if err != nil {
+		lease.Release()
+		if _, notFor := err.(notForCred); notFor {
+			// This request is not for the credential: nothing to show
+			// on it.
+			return next{do: rotate, cred: cred.ID, reason: err.Error(), exclude: true}
+		}
+		// A detour's wire that cannot carry it: shown on the credential,
+		// as an auth that could not be prepared.
+		return rn.authFailed(cred, err)
+	}
+	rn.attempts++
+	rn.profile = rn.prov.Profile
+	if au.Profile != nil {
+		rn.profile = au.Profile
+	}
+	a := rn.attempt(cred, au, o)
+	if a.verdict.Class == classify.Aborted || rn.ctx.Err() != nil {
+		// The upstream may have counted the tokens it reported.
+		a.close()
+		lease.Release()
+		rn.meter = a.meter
+		out := aborted(cred.ID)
+		out.credKind = cred.Kind
+		return ended(out)
+	}
+	act := policy.Decide(rn.pol, rn.state(cred, a, retries, refreshed), a.verdict)
+	reason := rn.p.o.Pool.Apply(cred.ID, rn.model, rn.tool, act, a.verdict) // the books, before acting
+	nx := rn.carryOut(lease, act, a, reason)
+	nx.cred = cred.ID
+	if nx.reason == "" && act.Kind != policy.Pass && act.Kind != policy.Stop {
+		nx.reason = reason
+	}
+	nx.retried = act.Kind == policy.Retry
+	nx.refresh = act.Kind == policy.Refresh
+	if act.CoolLater != nil {
+		nx.later = &laterCool{cred: cred.ID, reason: reason, cool: *act.CoolLater}
+	}
+	return nx
+}
+
 // state is what the policy needs to know of the request at this answer.
-func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
+func (rn *run) state(cred pool.Credential, a *answer, retries int, refreshed bool) policy.Attempt {
 	s := policy.Attempt{
 		Attempts:   rn.attempts,
 		Model:      rn.model,
-		Retries:    rn.retries[cred.ID],
+		Retries:    retries,
 		CanRefresh: cred.Kind == api.KindOAuth,
-		Refreshed:  rn.refreshed[cred.ID],
+		Refreshed:  refreshed,
 		Provider:   rn.prov.Name,
 		Stalled:    a.stalled,
 	}
@@ -219,159 +324,70 @@ func (rn *run) state(cred pool.Credential, a *answer) policy.Attempt {
 	return s
 }
 
-// record tells the pool what the action says it must know, before the
-// action is carried out.
-func (rn *run) record(cred pool.Credential, act policy.Action, v classify.Verdict) {
-	pl := rn.p.o.Pool
-	reason := v.Reason
-	if reason == "" {
-		reason = string(v.Class)
-	}
-	if act.Kind != policy.Pass && act.Kind != policy.Stop {
-		rn.lastReason = reason
-	}
-	if act.Cool != nil {
-		scope := pool.Scope(act.Cool.Scope)
-		pl.CoolDown(cred.ID, rn.model, scope, act.Cool.RetryAfter, reason)
-	}
-	if act.CoolLater != nil {
-		rn.later = append(rn.later, laterCool{cred: cred.ID, reason: reason, cool: *act.CoolLater})
-	}
-	if act.Park != nil {
-		pl.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
-	}
-	if act.BarTool {
-		pl.BarTool(cred.ID, rn.tool, reason)
-	}
-	if v.Class == classify.Transient && act.Kind != policy.Pass {
-		// The credential's own upstream is failing: worth showing. Client
-		// errors, overloads and a client that left are not the
-		// credential's doing and leave its reason alone.
-		pl.SetReason(cred.ID, reason)
-	}
-	if act.Kind == policy.Pass {
-		return // counted when the answer has been delivered
-	}
-	switch act.Count {
-	case policy.CountSuccess:
-		pl.Record(cred.ID, true, false)
-	case policy.CountFailure:
-		pl.Record(cred.ID, false, false)
-	case policy.CountRateLimit:
-		pl.Record(cred.ID, false, true)
-	}
-}
-
-// carryOut does what act says with the answer a. When the request is over
-// for this run (the client has an answer or left) it returns what the
-// client got; nil goes round again. It always releases the lease, so that
-// waits hold no in-flight slot.
-func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer) *outcome {
+// carryOut does what act says with the answer a, whose reason is reason,
+// and says what comes next: done when the client has an answer or left.
+// It always releases the lease, so that waits hold no in-flight slot.
+func (rn *run) carryOut(lease *pool.Lease, act policy.Action, a *answer, reason string) next {
 	cred := lease.Credential
 	switch act.Kind {
 	case policy.Pass:
-		out := rn.deliver(lease, a)
-		return &out
-
+		return ended(rn.deliver(lease, a))
 	case policy.Relay:
 		lease.Release()
-		out := rn.relay(cred.ID, a, act.Status)
-		return &out
-
-	case policy.Fail:
-		a.close()
-		lease.Release()
-		out := rn.failOutOf(cred, act)
-		return &out
-
-	case policy.Stop:
-		a.close()
-		lease.Release()
-		out := aborted("")
-		return &out
-
-	case policy.Rotate:
-		a.close()
-		lease.Release()
-		rn.pinned = ""
-		if act.Exclude {
-			rn.excludeCred(cred.ID)
-		}
-		return nil
-
+		return ended(rn.relay(cred.ID, a, act.Status))
 	case policy.Retry:
 		a.close()
-		return rn.retryInPlace(lease, act)
-
+		return rn.retryInPlace(lease, act, reason)
+	}
+	a.close()
+	lease.Release()
+	switch act.Kind {
+	case policy.Fail:
+		return ended(rn.failOutOf(cred, act))
+	case policy.Stop:
+		return ended(aborted(""))
+	case policy.Rotate:
+		return next{do: rotate, exclude: act.Exclude}
 	case policy.WaitCapacity:
-		a.close()
-		lease.Release()
-		rn.capWaits++
-		if rn.wait(api.WaitCapacity, cred.ID, act.Delay, rn.lastReason, nil) != nil {
-			out := aborted("")
-			return &out
-		}
-		rn.pinned = cred.ID
-		return nil
-
+		return next{do: waitFor, delay: act.Delay}
 	case policy.Refresh:
-		a.close()
-		lease.Release()
 		return rn.refresh(cred)
 	}
 	// Exhausted and WaitPool come from WhenUnavailable, never here.
-	a.close()
-	lease.Release()
-	out := rn.fail(cred.ID, http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry)
-	return &out
+	return ended(rn.fail(cred.ID, http.StatusBadGateway, "subpool: unexpected action "+act.Kind.String(), 0, mayRetry))
 }
 
 // retryInPlace waits act's delay with the lease's slot kept (the pause is
-// short and the retry goes to the same credential), then pins the
-// credential for the next attempt. Non-nil: the client left.
-func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action) *outcome {
+// short and the retry goes to the same credential), then has the next
+// attempt go to it again.
+func (rn *run) retryInPlace(lease *pool.Lease, act policy.Action, reason string) next {
 	cred := lease.Credential
-	if rn.retries == nil {
-		rn.retries = map[string]int{}
-	}
-	rn.retries[cred.ID]++
 	rn.emit(api.Event{Type: api.EventRetried, Provider: rn.prov.Name, CredentialID: cred.ID,
-		Reason: rn.lastReason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
+		Reason: reason, Attempts: rn.attempts, WaitMS: act.Delay.Milliseconds()})
 	err := rn.sleep(act.Delay)
 	lease.Release()
 	if err != nil {
-		out := aborted("")
-		return &out
+		return ended(aborted(""))
 	}
-	rn.pinned = cred.ID
-	return nil
+	return next{do: again}
 }
 
-// refresh renews cred's token once for this request and pins it for the
-// next attempt; a refresh that fails is carried out as authFailed says.
-// Non-nil: the client left.
-func (rn *run) refresh(cred pool.Credential) *outcome {
-	if rn.refreshed == nil {
-		rn.refreshed = map[string]bool{}
-	}
-	rn.refreshed[cred.ID] = true
+// refresh renews cred's token for this request and has the next attempt
+// go to it again; a refresh that fails is carried out as authFailed says.
+func (rn *run) refresh(cred pool.Credential) next {
 	if _, err := rn.auth.Auth(rn.ctx, cred, true); err != nil {
 		if rn.ctx.Err() != nil {
-			out := aborted("")
-			return &out
+			return ended(aborted(""))
 		}
-		rn.authFailed(cred, err)
-		return nil
+		return rn.authFailed(cred, err)
 	}
-	rn.pinned = cred.ID
-	return nil
+	return next{do: again}
 }
 
 // authFailed carries out the policy for a credential whose auth could not
-// be prepared.
-func (rn *run) authFailed(cred pool.Credential, err error) {
+// be prepared: the next attempt goes to another credential.
+func (rn *run) authFailed(cred pool.Credential, err error) next {
 	reason := err.Error()
-	rn.lastReason = reason
 	act := policy.AuthError(errors.Is(err, auth.ErrRelogin) || errors.Is(err, auth.ErrNoRefresh), reason)
 	if act.Park != nil {
 		rn.p.o.Pool.Park(cred.ID, act.Park.Model, act.Park.Kind, act.Park.Reason)
@@ -380,16 +396,8 @@ func (rn *run) authFailed(cred pool.Credential, err error) {
 		// Keychain locked, refresh endpoint down: worth showing on the
 		// credential, and this request goes on without it.
 		rn.p.o.Pool.SetReason(cred.ID, reason)
-		rn.excludeCred(cred.ID)
 	}
-	rn.pinned = ""
-}
-
-func (rn *run) excludeCred(id string) {
-	if rn.exclude == nil {
-		rn.exclude = map[string]bool{}
-	}
-	rn.exclude[id] = true
+	return next{do: rotate, cred: cred.ID, reason: reason, exclude: act.Exclude}
 }
 
 // emit sends an event about this request, naming the client key that made
@@ -471,14 +479,14 @@ func (a *answer) close() {
 // to judge it: the status and headers, a refusal's body, or a 200 stream's
 // events up to the first with content. Of a stream whose first event is
 // no refusal, it sends the client the headers on the way (peek, commit).
-func (rn *run) attempt(cred pool.Credential, au auth.Auth) *answer {
+func (rn *run) attempt(cred pool.Credential, au auth.Auth, o outReq) *answer {
 	p := rn.p
 	ctx, cancel := rn.ctx, context.CancelCauseFunc(nil)
 	first, idle := rn.deadlines()
 	if first > 0 || idle > 0 {
 		ctx, cancel = context.WithCancelCause(rn.ctx)
 	}
-	resp, err := rn.send(ctx, au)
+	resp, err := rn.send(ctx, au, o)
 	now := p.o.Clock.Now()
 	a := &answer{resp: resp}
 	switch {

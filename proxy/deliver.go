@@ -189,7 +189,7 @@ func (rn *run) relayEvents(cred pool.Credential, r *sse.Reader, body io.Reader, 
 		if failed == nil && isErr {
 			if v, ok := classify.ClassifyEvent(rn.profile, ev.Name, ev.Data, rn.p.o.Clock.Now()); ok {
 				act := policy.Decide(rn.pol, policy.Attempt{Attempts: rn.attempts, Model: rn.model, Provider: rn.prov.Name, Started: true}, v)
-				rn.record(cred, act, v)
+				rn.p.o.Pool.Apply(cred.ID, rn.model, rn.tool, act, v)
 				failed = &v
 			}
 		}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/policy"
-	"github.com/subpool/subpool/proxy/pool"
 	"github.com/subpool/subpool/proxy/translate"
 )
 
@@ -62,17 +60,15 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 		p.o.Logf("fallback: %s/%s served by %s/%s: %s", rn.prov.Name, rn.model, to.Name, t.Model, reason)
 	}
 	d.in = rn.r
-	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), d.route(), body, t.Model, detourAuth{Authenticator: rn.auth, d: d})
-	tr.noWait = !t.MayWait
-	tr.decoded = rn.plain != nil // the detour sends the plain body, rewritten
-	d.run = tr
-	res, ex := tr.loop()
+	tr := rn.request.newRun(fw, d.request(rn.r, d.apiWire()), d.route(), body, t.Model, rn.auth)
+	tr.via = d
+	res, ex := tr.loop(t.MayWait)
 	if ex != nil && !fw.committed {
 		// The target ran out while trying (its only key answered 429):
 		// the request goes on as if it had been out from the start.
 		why := ex.Message
-		if tr.lastReason != "" && !strings.Contains(why, tr.lastReason) {
-			why += " (last answer: " + tr.lastReason + ")"
+		if last := tr.tried.lastReason; last != "" && !strings.Contains(why, last) {
+			why += " (last answer: " + last + ")"
 		}
 		return why, nil
 	}
@@ -140,12 +136,10 @@ type detour struct {
 	own         bool          // the request's own provider, whose credentials need another wire (reshape.go)
 	in          *http.Request // the client's request
 
-	// run is the target's run and up the wire of its attempt under way.
-	// Both are only touched from that run's goroutine: detourAuth sets
-	// them just before each send, the writer reads up when the answer
-	// arrives.
-	run *run
-	up  translate.Target
+	// up is the wire of the attempt under way, only touched from its
+	// run's goroutine: outbound sets it just before each send, the
+	// writer reads it when the answer arrives.
+	up translate.Target
 }
 
 type translated struct {
@@ -336,28 +330,4 @@ func withModel(body []byte, model string) ([]byte, error) {
 	}
 	// No model to replace: translate's rewrite adds one.
 	return translate.Request(translate.Anthropic, translate.Anthropic, body, model)
-}
-
-// detourAuth is the target run's Authenticator: after the credential's
-// own auth it picks the wire that auth calls for and hands the run the
-// request in that wire, since a pool may mix API keys and ChatGPT logins.
-type detourAuth struct {
-	auth.Authenticator
-	d *detour
-}
-
-func (a detourAuth) Auth(ctx context.Context, cred pool.Credential, refresh bool) (auth.Auth, error) {
-	au, err := a.Authenticator.Auth(ctx, cred, refresh)
-	if err != nil || refresh {
-		return au, err
-	}
-	w := a.d.upWire(au)
-	body, err := a.d.body(w)
-	if err != nil {
-		// Not the credential's fault; the run moves on to another one.
-		return auth.Auth{}, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
-	}
-	a.d.up, a.d.run.body = w, body
-	a.d.run.upath, a.d.run.r = a.d.pathFor(w, a.d.clientPath), a.d.request(a.d.in, w)
-	return au, nil
 }

@@ -22,7 +22,11 @@ import (
 // provider's wire, told apart for OpenAI's two stream APIs (a Chat
 // Completions stream has no event names).
 func (rn *run) eventWire() Wire {
-	if rn.wire == WireOpenAI && strings.HasSuffix(rn.upath, "/chat/completions") {
+	path := rn.upath
+	if d := rn.via; d != nil && d.up != "" {
+		path = d.pathFor(d.up, d.clientPath) // the attempt's, in its credential's wire
+	}
+	if rn.wire == WireOpenAI && strings.HasSuffix(path, "/chat/completions") {
 		return wireOpenAIChat
 	}
 	return rn.wire

@@ -97,17 +97,6 @@ type geminiShape struct {
 // with an API key, which only the Gemini API answers.
 var errGeminiForm = errors.New("only a Google login can answer this Code Assist call; add one with `subpool login google`")
 
-// cannotTake says why a credential cannot take rn's request in any form:
-// a Code Assist call that only a login answers, or the Gemini API's model
-// list, which a login has not.
-func (rn *run) cannotTake(au auth.Auth) error {
-	if rn.wire != WireGemini {
-		return nil
-	}
-	_, err := geminiRequest(rn.gemini, rn.model, nil, nil, au)
-	return err
-}
-
 // geminiRequest shapes rn's request for au. model is the run's model (an
 // alias or a fallback may have changed it); body is in the client's form.
 func geminiRequest(c translate.GeminiCall, model string, query url.Values, body []byte, au auth.Auth) (geminiShape, error) {

@@ -94,9 +94,14 @@ func (s *serving) serve(t policy.Target) (why string, out *outcome) {
 	if err != nil {
 		return err.Error(), nil
 	}
-	tr.noWait = !t.MayWait
-	res, ex := tr.loopOwn()
-	tr.noWait = false
+	var res outcome
+	var ex *policy.Action
+	if tr.reshapes() {
+		// A credential may need the request in another wire (reshape.go).
+		res, ex = tr.loopReshaped(t.MayWait)
+	} else {
+		res, ex = tr.loop(t.MayWait)
+	}
 	if ex == nil {
 		if tr != s.ran {
 			res.fallbackTo = t.Provider + "/" + t.Model

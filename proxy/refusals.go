@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/subpool/subpool/proxy/classify"
+	"github.com/subpool/subpool/proxy/policy"
 	"github.com/subpool/subpool/proxy/translate"
 )
 
@@ -245,7 +246,7 @@ func (rn *run) fail(credID string, status int, msg string, retryAfter time.Durat
 func (rn *run) relay(credID string, a *answer, status int) outcome {
 	out := outcome{class: a.verdict.Class, cred: credID, status: status}
 	if a.resp == nil {
-		f := rn.fail(credID, http.StatusBadGateway, rn.lastReason, 0, mayRetry)
+		f := rn.fail(credID, http.StatusBadGateway, policy.Reason(a.verdict), 0, mayRetry)
 		f.class = a.verdict.Class
 		return f
 	}

@@ -15,7 +15,7 @@ import (
 // request (the SDK's stream:false, its output cap) is put in the
 // backend's shape. A custom provider with wire = "openai-chat" serves only
 // Chat Completions, so a Responses client (Codex CLI) is translated to it.
-// Each attempt picks its wire by its credential's auth (detourAuth), as a
+// Each attempt picks its wire by its credential's auth (outbound), as a
 // fallback does, since a pool may mix API keys, which take the request as
 // it came, and ChatGPT logins.
 
@@ -37,20 +37,10 @@ func (rn *run) reshapes() bool {
 	return false
 }
 
-// loopOwn is rn's attempt loop on its own provider, reshaped when a
-// credential needs it.
-func (rn *run) loopOwn() (outcome, *policy.Action) {
-	if !rn.reshapes() {
-		return rn.loop()
-	}
-	return rn.loopReshaped()
-}
-
 // loopReshaped runs rn's attempt loop with each attempt's request in the
-// wire its credential needs and every answer in the client's. It gives rn
-// back as it found it. As for rn.loop, a refusal with nothing written is
+// wire its credential needs and every answer in the client's. As for rn.loop, a refusal with nothing written is
 // for the caller to answer.
-func (rn *run) loopReshaped() (outcome, *policy.Action) {
+func (rn *run) loopReshaped(mayWait bool) (outcome, *policy.Action) {
 	d := &detour{
 		to: rn.prov, model: rn.model, client: clientWire(rn.route), clientModel: rn.model, stream: rn.info.Stream,
 		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.o.Logf, own: true,
@@ -63,13 +53,13 @@ func (rn *run) loopReshaped() (outcome, *policy.Action) {
 			Message: rn.prov.Name + " " + err.Error()}
 	}
 	fw := newRewriter(rn.w, &translator{d: d, clientWire: rn.wire})
-	w, r, au, body, rt, decoded := rn.w, rn.r, rn.auth, rn.body, rn.route, rn.decoded
-	d.in = r
-	rn.w, rn.r, rn.auth = fw, d.request(r, d.apiWire()), detourAuth{Authenticator: au, d: d}
-	rn.decoded = rn.plain != nil // each attempt sends the plain body, rewritten
-	d.run = rn
-	res, ex := rn.loop()
-	rn.w, rn.r, rn.auth, rn.body, rn.route, rn.decoded = w, r, au, body, rt, decoded
+	d.in = rn.r
+	// A run of its own through the translating writer, which takes
+	// over what rn has learned and gives it back.
+	tr := rn.request.newRun(fw, rn.r, rn.route, rn.body, rn.model, rn.auth)
+	tr.via, tr.tried = d, rn.tried
+	res, ex := tr.loop(mayWait)
+	rn.tried = tr.tried
 	if ex != nil && !fw.committed {
 		return res, ex
 	}

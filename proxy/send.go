@@ -7,12 +7,14 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/subpool/subpool/proxy/auth"
+	"github.com/subpool/subpool/proxy/pool"
 )
 
 // setHeaders names the credential and the attempts on the answer. Keys
@@ -39,45 +41,87 @@ var attemptValues = func() [][]string {
 	return v
 }()
 
-// send makes one upstream request with cred's auth, on ctx (the
-// request's, or one its deadlines cancel).
-func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
+// outReq is one attempt's request as it goes upstream, shaped by
+// outbound from the run's, which nothing changes (httputil's
+// ProxyRequest: the run's request is In, this is Out).
+type outReq struct {
+	r           *http.Request // whose method and headers go, less what send drops
+	path, query string
+	body        []byte
+	// decoded: body is the plain form of a compressed one, so the
+	// client's Content-Encoding does not go with it.
+	decoded bool
+	gemini  *geminiShape // the answer to put back in the client's form; nil off the Gemini wire
+}
+
+// outbound is the one place an attempt's request is shaped for its
+// credential's auth au: on a detour (or a reshaped run) the wire au calls
+// for, with the body and path in it; the model the run asks for; the
+// /v1 a backend does not take; the Gemini form au answers, in or out of
+// Code Assist's envelope. It fails when the detour's wire for au cannot
+// carry the request, or with a notForCred when the credential cannot take
+// it in any form; neither is the credential's fault.
+func (rn *run) outbound(cred pool.Credential, au auth.Auth) (outReq, error) {
+	o := outReq{r: rn.r, path: rn.upath, query: rn.r.URL.RawQuery, body: rn.body, decoded: rn.decoded}
+	if d := rn.via; d != nil {
+		w := d.upWire(au)
+		body, err := d.body(w)
+		if err != nil {
+			return o, fmt.Errorf("this request cannot go to %s on %s: %w", w, cred.ID, err)
+		}
+		d.up = w // the wire the translating writer reads the answer in
+		o.r, o.path, o.body = d.request(d.in, w), d.pathFor(w, d.clientPath), body
+		o.query, o.decoded = o.r.URL.RawQuery, rn.plain != nil // the plain body, rewritten
+	}
+	if au.StripV1 {
+		o.path = strings.TrimPrefix(o.path, "/v1")
+	}
+	if rn.wire != WireGemini {
+		return o, nil
+	}
+	src := o.body
+	if rn.plain != nil && !o.decoded {
+		// The envelope is JSON work: on the plain body.
+		src, o.decoded = rn.plain, true
+	}
+	s, err := geminiRequest(rn.gemini, rn.model, o.r.URL.Query(), src, au)
+	if err != nil {
+		// A Code Assist call that only a login answers, or the Gemini
+		// API's model list, which a login has not.
+		return o, notForCred{err}
+	}
+	o.gemini, o.path, o.query, o.body = &s, s.path, s.query, s.body
+	return o, nil
+}
+
+// notForCred is outbound's error for a request that its credential cannot
+// take in any form, whatever wire it goes in.
+type notForCred struct{ error }
+
+func (e notForCred) Unwrap() error { return e.error }
+
+// send makes one upstream request, o with its credential's auth, on ctx
+// (the request's, or one its deadlines cancel).
+func (rn *run) send(ctx context.Context, au auth.Auth, o outReq) (*http.Response, error) {
 	base := rn.prov.BaseURL
 	if au.BaseURL != "" {
 		base = au.BaseURL
 	}
-	path, query, payload := rn.upath, rn.r.URL.RawQuery, rn.body
-	if au.StripV1 {
-		path = strings.TrimPrefix(path, "/v1")
-	}
-	var shape *geminiShape
-	decoded := rn.decoded
-	if rn.wire == WireGemini {
-		src := rn.body
-		if rn.plain != nil && !rn.decoded {
-			// The envelope is JSON work: on the plain body.
-			src, decoded = rn.plain, true
-		}
-		s, err := geminiRequest(rn.gemini, rn.model, rn.r.URL.Query(), src, au)
-		if err != nil {
-			return nil, err
-		}
-		shape, path, query, payload = &s, s.path, s.query, s.body
-	}
-	u := strings.TrimRight(base, "/") + path
-	if query != "" {
-		u += "?" + query
+	payload := o.body
+	u := strings.TrimRight(base, "/") + o.path
+	if o.query != "" {
+		u += "?" + o.query
 	}
 	var body io.Reader = http.NoBody
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	out, err := http.NewRequestWithContext(auth.WithProxy(ctx, au.Proxy), rn.r.Method, u, body)
+	out, err := http.NewRequestWithContext(auth.WithProxy(ctx, au.Proxy), o.r.Method, u, body)
 	if err != nil {
 		return nil, err
 	}
-	out.Header = outboundHeader(rn.r.Header, au.Header)
-	if decoded {
+	out.Header = outboundHeader(o.r.Header, au.Header)
+	if o.decoded {
 		out.Header.Del("Content-Encoding")
 	}
 	if payload != nil {
@@ -88,8 +132,8 @@ func (rn *run) send(ctx context.Context, au auth.Auth) (*http.Response, error) {
 	rn.p.secrets.learn(au.Header)
 	resp, err := rn.p.o.Transport.RoundTrip(out)
 	resp, err = boundHeaders(out, resp, err, rn.wire)
-	if err == nil && shape != nil {
-		reshapeAnswer(resp, *shape)
+	if err == nil && o.gemini != nil {
+		reshapeAnswer(resp, *o.gemini)
 	}
 	return resp, err
 }

@@ -75,12 +75,16 @@ func (p *Proxy) respond(rq *request, rt route, maxBody int64) outcome {
 	if rq.info.Flaw != "" && rt.modelInBody() {
 		return refuse(w, rt.wire, http.StatusBadRequest, "the body "+rq.info.Flaw+"; subpool reads the model as the upstream would, and cannot in this body: send JSON with one string \"model\"")
 	}
-	rn := rq.newRun(w, r, rt, body, rq.info.Model, p.o.Auth)
-	rn.decoded = sendPlain
-	al, refused := rn.admit() // the key's model limits and the aliases (alias.go)
+	al, refused := rq.admit(rt, rq.info.Model) // the key's model limits and the aliases (alias.go)
 	if refused != nil {
 		return *refused
 	}
+	rw := w
+	if al != nil {
+		rw = al.aw // every answer names the alias
+	}
+	rn := rq.newRun(rw, r, rt, body, rq.info.Model, p.o.Auth)
+	rn.decoded = sendPlain
 	s := &serving{own: rn, alias: al, plan: policy.Plan(p.planRequest(rn, al))}
 	out, ex, note := s.walk()
 	if ex == nil {

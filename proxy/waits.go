@@ -16,12 +16,25 @@ import (
 	"github.com/subpool/subpool/proxy/pool"
 )
 
+// errClientLeft is lease's error when the client went away during a wait.
+var errClientLeft = errors.New("the client went away")
+
+// exhaustedError is lease's error when no credential of the run's
+// provider can serve the request in time: the policy's refusal, which the
+// run answers or the plan walk takes to another target.
+type exhaustedError struct{ act policy.Action }
+
+func (e *exhaustedError) Error() string { return e.act.Message }
+
 // lease picks the credential for the next attempt. When none can take the
 // request, the policy says whether to wait for the pool; a wait ends when
 // the pool says something changed (a release, a cooldown's end, a
 // credential added or resumed), not on a poll. One wait_started /
 // wait_ended pair covers the whole wait, however many wake-ups it takes.
-func (rn *run) lease() (*pool.Lease, *policy.Action) {
+// It tries t's pin first and leaves out t's exclusions; mayWait false
+// gives up at once rather than wait for the pool. It fails with
+// errClientLeft or an *exhaustedError.
+func (rn *run) lease(t tries, mayWait bool) (*pool.Lease, error) {
 	p := rn.p
 	pl := p.o.Pool
 	waiting := false
@@ -38,15 +51,15 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 	// credential at once never makes the pool build one.
 	var changed <-chan struct{}
 	for {
-		if rn.pinned != "" {
-			l, err := pl.Acquire(rn.pinned, rn.model)
+		if t.pin != "" {
+			l, err := pl.Acquire(t.pin, rn.model)
 			if err == nil {
 				end("ready")
 				return l, nil
 			}
-			rn.pinned = ""
+			t.pin = ""
 		}
-		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: rn.exclude, Tool: rn.tool})
+		l, err := pl.Pick(pool.PickRequest{Provider: rn.prov.Name, Model: rn.model, Affinity: rn.info.Affinity, Exclude: t.exclude, Tool: rn.tool})
 		if err == nil {
 			end("ready")
 			return l, nil
@@ -54,20 +67,20 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		var u *pool.Unavailable
 		if !errors.As(err, &u) {
 			end("failed")
-			return nil, &policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}
+			return nil, &exhaustedError{policy.Action{Kind: policy.Exhausted, Status: http.StatusServiceUnavailable, Message: err.Error(), Final: true}}
 		}
 		if changed == nil {
 			changed = pl.Changed()
 			continue
 		}
 		pol := rn.pol
-		if rn.noWait {
+		if !mayWait {
 			pol.SoleProviderMax = 0
 		}
-		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u))
+		act := policy.WhenUnavailable(pol, rn.waited, rn.view(u, t))
 		if act.Kind != policy.WaitPool {
 			end("gave_up")
-			return nil, &act
+			return nil, &exhaustedError{act}
 		}
 		now := p.o.Clock.Now()
 		if !waiting {
@@ -83,18 +96,19 @@ func (rn *run) lease() (*pool.Lease, *policy.Action) {
 		rn.waited.Count++
 		if err != nil {
 			end("aborted")
-			return nil, nil
+			return nil, errClientLeft
 		}
 	}
 }
 
-// view is the pool's answer as the policy reads it.
-func (rn *run) view(u *pool.Unavailable) policy.Unavailable {
+// view is the pool's answer as the policy reads it, with the last reason
+// of the loop's tries t when some credential was left out.
+func (rn *run) view(u *pool.Unavailable, t tries) policy.Unavailable {
 	why := u.Error()
 	if u.Total == 0 {
 		why = fmt.Sprintf("no %s credentials: add one with `subpool add-key %s --label NAME` or `subpool login %s`", rn.prov.Name, rn.prov.Name, rn.prov.Name)
-	} else if len(rn.exclude) > 0 && rn.lastReason != "" {
-		why += "; last error: " + rn.lastReason
+	} else if len(t.exclude) > 0 && t.lastReason != "" {
+		why += "; last error: " + t.lastReason
 	}
 	return policy.Unavailable{Total: u.Total, Busy: u.Busy, NextReady: u.NextReady, HasNext: u.HasNext, Why: why}
 }

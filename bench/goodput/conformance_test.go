@@ -20,9 +20,10 @@ import (
 	"github.com/subpool/subpool/proxy/pool"
 )
 
-// The subpool strategy decides with proxy/policy and carries the actions
-// out as proxy/attempt.go does. This test plays
-// the same requests, one after the other, through the real proxy (on a
+// The subpool strategy decides with proxy/policy and keeps the pool's
+// books with pool.Apply, both the engine's own; only its carrying out of
+// the actions (run.carryOut, run.lease) is a copy. This test plays the
+// same requests, one after the other, through the real proxy (on a
 // fake clock, with an in-memory transport answering from the same upstream
 // model) and through the mirror, and requires the same upstream calls in
 // the same order at the same times. If attempt.go changes how it carries

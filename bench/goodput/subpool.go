@@ -45,8 +45,9 @@ func (c *subpoolConfig) defaults() {
 
 // subpool is subpool's policy: the real proxy/pool (ladder, scopes,
 // selection, parks) on the virtual clock, the real classify verdicts of
-// the upstream's answers, and the real decisions of proxy/policy. Only the
-// carrying out is this simulator's: proxy/attempt.go's run.carryOut and
+// the upstream's answers, the real decisions of proxy/policy and the
+// pool's books kept by the engine's own pool.Apply. Only the carrying out
+// is this simulator's: proxy/attempt.go's run.carryOut and
 // run.lease as callbacks on the world instead of a goroutine that sleeps;
 // conformance_test.go replays scripted traffic through the real proxy and
 // through this one and requires the same upstream calls.
@@ -179,7 +180,6 @@ type spRun struct {
 	r *request
 
 	attempts   int
-	lastReason string
 	pinned     string
 	exclude    map[string]bool
 	refreshed  map[string]bool
@@ -222,9 +222,10 @@ func (rn *spRun) answered(l *pool.Lease, a answer) {
 	rn.act(l, a, v)
 }
 
-// act carries out proxy/policy's decision on the verdict, as run.record
-// and run.carryOut do in proxy/attempt.go: the decisions are the proxy's
-// own function, only the carrying out is this simulator's.
+// act carries out proxy/policy's decision on the verdict, as run.try
+// and run.carryOut do in proxy/attempt.go: the decisions and the pool's
+// books (pool.Apply) are the proxy's own functions, only the carrying out
+// is this simulator's.
 func (rn *spRun) act(l *pool.Lease, a answer, v classify.Verdict) {
 	s := rn.s
 	pl := s.pool
@@ -244,34 +245,7 @@ func (rn *spRun) act(l *pool.Lease, a answer, v classify.Verdict) {
 		st.CapacityElapsed, st.CapacityWaits, st.Jitter = now.Sub(rn.capSince), rn.capWaits, s.jit()
 	}
 	act := policy.Decide(s.policy, st, v)
-
-	// run.record
-	reason := v.Reason
-	if reason == "" {
-		reason = string(v.Class)
-	}
-	if act.Kind != policy.Pass && act.Kind != policy.Stop {
-		rn.lastReason = reason
-	}
-	if act.Cool != nil {
-		pl.CoolDown(id, rn.r.model, pool.Scope(act.Cool.Scope), act.Cool.RetryAfter, reason)
-	}
-	if act.Park != nil {
-		pl.Park(id, act.Park.Model, act.Park.Kind, act.Park.Reason)
-	}
-	if v.Class == classify.Transient && act.Kind != policy.Pass {
-		pl.SetReason(id, reason)
-	}
-	if act.Kind != policy.Pass {
-		switch act.Count {
-		case policy.CountSuccess:
-			pl.Record(id, true, false)
-		case policy.CountFailure:
-			pl.Record(id, false, false)
-		case policy.CountRateLimit:
-			pl.Record(id, false, true)
-		}
-	}
+	pl.Apply(id, rn.r.model, "", act, v) // the engine's own books (run.try)
 
 	// run.carryOut
 	switch act.Kind {

@@ -199,12 +199,18 @@ type Attempt struct {
 	Provider string
 }
 
+// Reason is a verdict's reason in subpool's words: its own, or its class
+// when it gives none.
+func Reason(v classify.Verdict) string {
+	if v.Reason == "" {
+		return string(v.Class)
+	}
+	return v.Reason
+}
+
 // Decide turns the verdict on one attempt's answer into an action.
 func Decide(c Config, a Attempt, v classify.Verdict) Action {
-	reason := v.Reason
-	if reason == "" {
-		reason = string(v.Class)
-	}
+	reason := Reason(v)
 	if a.Started {
 		return afterStart(a, v, reason)
 	}
