@@ -39,6 +39,12 @@ type MenuOptions struct {
 	Setup bool // offer Copy setup
 	// StartAtLogin is the current setting; nil hides the item.
 	StartAtLogin *bool
+	// Window: the menu is the panel window's own (no tray host), over the
+	// panel that shows every credential, so it leaves their lines out.
+	// They count down every second, and the window's menu bar is built
+	// anew on every change (issue 42: sixty menu bars a minute, held in
+	// Fyne's caches for a minute each).
+	Window bool
 }
 
 // Menu lays out the tray menu for v.
@@ -57,11 +63,13 @@ func (v View) Menu(o MenuOptions) []MenuItem {
 	n := 0
 	for _, s := range v.Sections {
 		for _, r := range s.Rows {
-			items = append(items, MenuItem{Label: r.Label + " — " + r.Menu, Action: ActOpenPanel})
+			if !o.Window {
+				items = append(items, MenuItem{Label: r.Label + " — " + r.Menu, Action: ActOpenPanel})
+			}
 			n++
 		}
 	}
-	if n == 0 && v.Conn == Online {
+	if n == 0 && v.Conn == Online && !o.Window {
 		items = append(items, MenuItem{Label: "No credentials yet: add one…", Action: ActOpenPanel})
 	}
 	if n > 0 || v.Conn == Online {
