@@ -54,6 +54,7 @@ func panelSection(p printer, r *Results) {
 		}
 		return "**missed**" + errSuffix(a.Err)
 	})
+	panelCauses(p)
 	if s := r.ServeRSS; s != nil {
 		p("\nBeside them, `subpool serve` (headless, no UI) idles at %s (%s anonymous): see Memory above.\n", mib(s.Total), mib(s.Anon))
 	}
@@ -77,4 +78,19 @@ func errSuffix(e string) string {
 		return ""
 	}
 	return ": " + e
+}
+
+// panelCauses says what made the open panel grow and what was done, read
+// from a log of the textures Fyne made, heap profiles (-tags pprof) and
+// pmap -x of the running tray (issue 42).
+func panelCauses(p printer) {
+	p("\nWhat grew while the panel was open, and what was done: Fyne's GL painter keeps a texture of every\n")
+	p("distinct text it draws for a minute after it was last drawn, the pixels in the C heap (Mesa), and the\n")
+	p("lines that count every second (countdowns, a hold's note, counters, recent events) made a new line-wide\n")
+	p("texture a second each; they are drawn in runs now (`ui/runs.go`), a number its own small texture. The\n")
+	p("window's menu bar (no tray host) was built anew every second, its credentials' lines counting down, and\n")
+	p("Fyne's caches held each for a minute; the window's menu leaves those lines to the panel now. The demo's\n")
+	p("simulated upstreams kept every request's headers and body; they keep none now (`sim.Options.NoRecords`).\n")
+	p("Of what is left, about 57 MiB is Mesa's llvmpipe (libLLVM, file-backed, loaded only under a software GL)\n")
+	p("and the Go heap, which holds about twice its live size (the fonts, most of that) under GOGC=100.\n")
 }

@@ -55,12 +55,3 @@ func buttonSlot(b *widget.Button, texts ...string) *fyne.Container {
 	b.SetText(was)
 	return c
 }
-
-// oneLine is a label that never wraps nor widens the window: what does not
-// fit ends in an ellipsis.
-func oneLine(imp widget.Importance) *widget.Label {
-	l := widget.NewLabel("")
-	l.Truncation = fyne.TextTruncateEllipsis
-	l.Importance = imp
-	return l
-}

@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/subpool/subpool/proxy/api"
 )
@@ -33,6 +34,20 @@ func TestPanelWithoutATrayHost(t *testing.T) {
 	}
 	if !strings.Contains(menuLabels(mm.Items[0]), "127.0.0.1:8787") {
 		t.Errorf("the window's menu lacks the tray's lines:\n%s", menuLabels(mm.Items[0]))
+	}
+
+	// The panel under the menu shows the credentials: the menu leaves out
+	// their lines, which count down, so a tick builds no new menu bar.
+	h.send(coolC1())
+	mm = h.u.win.MainMenu()
+	line := h.row("anthropic", "c1").line.Text
+	h.clk.Advance(time.Second)
+	h.u.redraw()
+	if got := h.row("anthropic", "c1").line.Text; got == line {
+		t.Fatalf("no tick: %q", got)
+	}
+	if h.u.win.MainMenu() != mm {
+		t.Errorf("a countdown's tick built a new menu:\n%s", menuLabels(h.u.win.MainMenu().Items[0]))
 	}
 
 	h.u.closeWindow()

@@ -20,10 +20,10 @@ type panel struct {
 
 	banner      *fyne.Container
 	bannerText  *widget.Label
-	notes       *widget.Label // every provider's notes, in the notice slot
+	notes       *lineLabel    // every provider's notes, in the notice slot
 	trayNote    *widget.Label // why there is no tray icon; Options.NoTrayHost
 	trayNoteBox *fyne.Container
-	summary     *widget.Label
+	summary     *lineLabel
 	add         *widget.Button
 	status      *widget.Label
 	empty       *widget.Label
@@ -50,9 +50,9 @@ func newPanel(u *UI) *panel {
 	p.bannerText.Importance = widget.WarningImportance
 	p.banner = container.NewBorder(nil, nil, widget.NewIcon(theme.WarningIcon()), nil, p.bannerText)
 	p.banner.Hide()
-	p.notes = widget.NewLabel("")
-	p.notes.Wrapping = fyne.TextWrapWord
-	p.notes.Importance = widget.WarningImportance
+	// A note a line, each cut to the width: the holds' notes count every
+	// second, and a wrapped label draws each of its lines whole.
+	p.notes = oneLine(widget.WarningImportance)
 	p.notes.Hide()
 	p.status = widget.NewLabel("")
 	p.status.Wrapping = fyne.TextWrapWord
@@ -77,7 +77,7 @@ func newPanel(u *UI) *panel {
 	p.eventList = widget.NewList(
 		func() int { return len(p.events) },
 		func() fyne.CanvasObject { return oneLine(widget.MediumImportance) },
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(p.events[i]) },
+		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*lineLabel).SetText(p.events[i]) },
 	)
 	recent := container.NewBorder(widget.NewLabelWithStyle("Recent", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		nil, nil, nil, p.eventList)
@@ -105,15 +105,15 @@ func (p *panel) noticeSlot() fyne.CanvasObject {
 
 // update shows v. Widgets change only where v differs from what is shown.
 func (p *panel) update(v view.View) {
-	p.setNotice(p.bannerText, p.banner, v.Banner)
+	p.setNotice(p.bannerText.Text, p.bannerText.SetText, p.banner, v.Banner)
 	notes := ""
 	for _, s := range v.Sections {
 		for _, n := range s.Notes {
 			notes = joinLines(notes, n)
 		}
 	}
-	p.setNotice(p.notes, p.notes, notes)
-	p.setText(p.summary, v.Summary)
+	p.setNotice(p.notes.Text, p.notes.SetText, p.notes, notes)
+	setLine(p.summary, v.Summary)
 	setEnabled(p.add, !v.ReadOnly)
 
 	var objs []fyne.CanvasObject
@@ -179,7 +179,7 @@ func (p *panel) setStatus(msg string, isErr bool) {
 		p.status.Importance = imp
 		p.status.Refresh()
 	}
-	p.setNotice(p.status, p.status, msg)
+	p.setNotice(p.status.Text, p.status.SetText, p.status, msg)
 	p.flush()
 }
 
@@ -190,7 +190,7 @@ type sectionUI struct {
 	card *widget.Card
 	// summary is the header's count ("2 of 3 ready"), a label of its own:
 	// a card's subtitle set per second refreshes the whole card.
-	summary *widget.Label
+	summary *lineLabel
 	rows    *fyne.Container
 	byID    map[string]*rowUI
 }
@@ -207,7 +207,7 @@ func (s *sectionUI) update(sec view.Section) {
 	if s.card.Title != sec.Title {
 		s.card.SetTitle(sec.Title)
 	}
-	p.setText(s.summary, sec.Summary)
+	setLine(s.summary, sec.Summary)
 	p.setObjects(s.rows, reuse(s.byID, sec.Rows,
 		func(r view.Row) string { return r.ID },
 		func() *rowUI { return newRow(s.p) },
@@ -248,14 +248,14 @@ type rowUI struct {
 
 	badge     *badge
 	label     *widget.Label
-	detail    *widget.Label // the metadata line: kind, source, reserve, in flight
-	line      *widget.Label
+	detail    *lineLabel // the metadata line: kind, source, reserve, in flight
+	line      *lineLabel
 	countdown *levelBar       // shares the line's slot while counting down
 	meters    *fyne.Container // one name and bar per window, names aligned
 	bars      []*meter
-	counts    *widget.Label // counters and the last reason
+	counts    *lineLabel // counters and the last reason
 	relogin   *widget.Button
-	serves    *widget.Label // which tools the credential serves
+	serves    *lineLabel    // which tools the credential serves
 	tools     *widget.Check // "Let other tools use this login"
 	pause     *widget.Button
 	reset     *widget.Button
@@ -304,8 +304,8 @@ func (r *rowUI) update(row view.Row) {
 	r.row = row
 	r.badge.set(row.Badge.Text, row.Badge.Level)
 	p.setText(r.label, row.Label)
-	p.setText(r.detail, row.Detail)
-	p.setText(r.line, row.Line)
+	setLine(r.detail, row.Detail)
+	setLine(r.line, row.Line)
 
 	// While counting down, the bar carries the line: one widget, not two
 	// saying the same.
@@ -322,7 +322,7 @@ func (r *rowUI) update(row view.Row) {
 	if row.Reason != "" {
 		counts += " · last: " + row.Reason
 	}
-	p.setText(r.counts, counts)
+	setLine(r.counts, counts)
 
 	if row.ReloginText != "" && r.relogin.Text != row.ReloginText {
 		r.relogin.SetText(row.ReloginText)
@@ -339,7 +339,7 @@ func (r *rowUI) update(row view.Row) {
 	setEnabled(r.reset, row.CanReset)
 	setEnabled(r.more, row.CanRemove || row.CanReserve)
 
-	p.setText(r.serves, "Serves "+row.Serves)
+	setLine(r.serves, "Serves "+row.Serves)
 	p.setVisible(r.tools, row.OwnTool != "")
 	if r.tools.Checked != row.OtherTools {
 		// r.row is already row, so setTools sees no change to make.
@@ -382,12 +382,15 @@ func (p *panel) setText(l *widget.Label, s string) {
 	}
 }
 
-// setNotice shows s in a label of the notice slot (hiding o, the label or
-// what holds it, when s is empty). The slot keeps its size, so only it is
-// laid out again.
-func (p *panel) setNotice(l *widget.Label, o fyne.CanvasObject, s string) {
-	if l.Text != s {
-		l.SetText(s)
+// setLine shows s in l, which keeps its size whatever it says.
+func setLine(l *lineLabel, s string) { l.SetText(s) }
+
+// setNotice shows s in a label of the notice slot, which shows was now
+// (hiding o, the label or what holds it, when s is empty). The slot keeps
+// its size, so only it is laid out again.
+func (p *panel) setNotice(was string, set func(string), o fyne.CanvasObject, s string) {
+	if was != s {
+		set(s)
 		p.noticeDirty = true
 	}
 	if (s != "") != o.Visible() {

@@ -131,7 +131,7 @@ func TestLongTextsDoNotWidenThePanel(t *testing.T) {
 		t.Errorf("the content needs %v wide", w)
 	}
 	bar := h.row("anthropic", "c1").countdown
-	if shown := test.WidgetRenderer(bar).(*levelBarRenderer).txt.Text; !strings.HasSuffix(shown, "…") || !strings.HasPrefix(bar.text, shown[:10]) {
+	if shown := test.WidgetRenderer(bar).(*levelBarRenderer).runs.text(); !strings.HasSuffix(shown, "…") || !strings.HasPrefix(bar.text, shown[:10]) {
 		t.Errorf("the countdown shows %q of %q", shown, bar.text)
 	}
 }

@@ -97,5 +97,10 @@ func hasText(o fyne.CanvasObject, s string) bool {
 			return true
 		}
 	}
+	for _, l := range findAll[*lineLabel](o) {
+		if strings.Contains(l.Text, s) {
+			return true
+		}
+	}
 	return false
 }

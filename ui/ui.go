@@ -371,7 +371,7 @@ func (u *UI) showMenu() {
 	if u.tray == nil && u.opts.NoTrayHost == "" {
 		return
 	}
-	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin, About: u.opts.About != nil})
+	items := u.last.Menu(view.MenuOptions{Setup: u.opts.Setup != nil, StartAtLogin: u.startAtLogin, About: u.opts.About != nil, Window: u.tray == nil})
 	if slices.EqualFunc(items, u.shownMenu, menuItemEqual) && u.shownMenu != nil {
 		return
 	}

@@ -211,6 +211,9 @@ func labelTexts(o fyne.CanvasObject) string {
 	for _, l := range findAll[*widget.Label](o) {
 		out = append(out, l.Text)
 	}
+	for _, l := range findAll[*lineLabel](o) {
+		out = append(out, l.Text)
+	}
 	return strings.Join(out, " | ")
 }
 

@@ -61,7 +61,7 @@ func (b *levelBar) set(value float64, text string, level view.Level) {
 
 func (b *levelBar) CreateRenderer() fyne.WidgetRenderer {
 	r := &levelBarRenderer{b: b, track: canvas.NewRectangle(color.Transparent),
-		fill: canvas.NewRectangle(color.Transparent), txt: canvas.NewText("", color.Black)}
+		fill: canvas.NewRectangle(color.Transparent)}
 	r.Refresh()
 	return r
 }
@@ -72,23 +72,27 @@ const barThickness = 6
 type levelBarRenderer struct {
 	b           *levelBar
 	track, fill *canvas.Rectangle
-	txt         *canvas.Text
+	// The text is drawn in runs (runs.go): a countdown's tick or a
+	// meter's percentage makes a small texture, not a line-wide one.
+	runs     textRuns
+	color    color.Color
+	textSize float32
+	objs     []fyne.CanvasObject
 }
 
 // MinSize is one line of text over the bar, and no width of its own: a
 // long reason would otherwise widen the window (its text ends in an
 // ellipsis instead).
 func (r *levelBarRenderer) MinSize() fyne.Size {
-	t := fyne.MeasureText("M", r.txt.TextSize, r.txt.TextStyle)
+	t := fyne.MeasureText("M", r.textSize, fyne.TextStyle{})
 	pad := r.b.Theme().Size(theme.SizeNameInnerPadding)
 	return fyne.NewSize(t.Width, t.Height+pad/2+barThickness)
 }
 
 func (r *levelBarRenderer) Layout(s fyne.Size) {
-	r.txt.Text = fitText(r.b.text, s.Width, r.txt.TextSize, r.txt.TextStyle)
-	t := fyne.MeasureText(r.txt.Text, r.txt.TextSize, r.txt.TextStyle)
-	r.txt.Resize(fyne.NewSize(s.Width, t.Height))
-	r.txt.Move(fyne.NewPos(0, 0))
+	shown := r.runs.set(r.b.text, s.Width, r.color, r.textSize, fyne.TextStyle{})
+	r.runs.layout(fyne.Position{}, s.Width, fyne.TextAlignLeading)
+	r.objs = append(append(r.objs[:0], r.track, r.fill), shown...)
 	y := s.Height - barThickness
 	r.track.Move(fyne.NewPos(0, y))
 	r.track.Resize(fyne.NewSize(s.Width, barThickness))
@@ -104,18 +108,16 @@ func (r *levelBarRenderer) Refresh() {
 	r.track.CornerRadius = barThickness / 2
 	r.fill.FillColor = th.Color(fill, v)
 	r.fill.CornerRadius = barThickness / 2
-	r.txt.Color = th.Color(theme.ColorNameForeground, v)
-	r.txt.TextSize = th.Size(theme.SizeNameText)
+	r.color = th.Color(theme.ColorNameForeground, v)
+	r.textSize = th.Size(theme.SizeNameText)
 	r.Layout(r.b.Size())
 	r.track.Refresh()
 	r.fill.Refresh()
-	r.txt.Refresh()
+	canvas.Refresh(r.b)
 }
 
-func (r *levelBarRenderer) Objects() []fyne.CanvasObject {
-	return []fyne.CanvasObject{r.txt, r.track, r.fill}
-}
-func (r *levelBarRenderer) Destroy() {}
+func (r *levelBarRenderer) Objects() []fyne.CanvasObject { return r.objs }
+func (r *levelBarRenderer) Destroy()                     {}
 
 // fitText is s, or as much of it as fits in width followed by "…".
 func fitText(s string, width, size float32, style fyne.TextStyle) string {

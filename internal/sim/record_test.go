@@ -48,6 +48,17 @@ func TestDiscardBodies(t *testing.T) {
 	}
 }
 
+// NoRecords keeps nothing of a request (the demo's sim ran for hours
+// holding every request's headers and body), and still counts its calls.
+func TestNoRecords(t *testing.T) {
+	s := start(t, Options{NoRecords: true})
+	post(t, s, "/v1/messages", keyA, messagesBody)
+	post(t, s, "/v1/messages", keyA, messagesBody)
+	if recs := s.Requests(); len(recs) != 0 || s.Calls(keyA) != 2 {
+		t.Errorf("%d records, %d calls", len(recs), s.Calls(keyA))
+	}
+}
+
 // A client that gives up during a scripted delay is recorded as
 // cancelled, and WaitCancelled wakes for it.
 func TestClientCancelDuringDelay(t *testing.T) {

@@ -48,6 +48,10 @@ type Options struct {
 	// DiscardBodies keeps records lean for long benchmark runs: Record.Body
 	// and Record.Header stay nil.
 	DiscardBodies bool
+	// NoRecords keeps no record at all, for a server that runs for hours
+	// (subpool demo): Requests stays empty and WaitRequests waits, while
+	// Calls still counts.
+	NoRecords bool
 	// ChatOnly makes the server an OpenAI-compatible one that serves only
 	// Chat Completions (DeepSeek, Ollama, vLLM): POST /v1/responses is a
 	// 404, as theirs is.

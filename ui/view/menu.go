@@ -41,6 +41,12 @@ type MenuOptions struct {
 	// StartAtLogin is the current setting; nil hides the item.
 	StartAtLogin *bool
 	About        bool // offer About subpool
+	// Window: the menu is the panel window's own (no tray host), over the
+	// panel that shows every credential, so it leaves their lines out.
+	// They count down every second, and the window's menu bar is built
+	// anew on every change (issue 42: sixty menu bars a minute, held in
+	// Fyne's caches for a minute each).
+	Window bool
 }
 
 // SetUpTools are the tools "Set up a tool" writes the settings of (as in
@@ -66,11 +72,13 @@ func (v View) Menu(o MenuOptions) []MenuItem {
 	n := 0
 	for _, s := range v.Sections {
 		for _, r := range s.Rows {
-			items = append(items, MenuItem{Label: r.Label + " — " + r.Menu, Action: ActOpenPanel})
+			if !o.Window {
+				items = append(items, MenuItem{Label: r.Label + " — " + r.Menu, Action: ActOpenPanel})
+			}
 			n++
 		}
 	}
-	if n == 0 && v.Conn == Online {
+	if n == 0 && v.Conn == Online && !o.Window {
 		items = append(items, MenuItem{Label: "No credentials yet: add one…", Action: ActOpenPanel})
 	}
 	if n > 0 || v.Conn == Online {
