@@ -1,9 +1,9 @@
 package translate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"sort"
 )
 
@@ -173,128 +173,27 @@ func prependItems(first, input json.RawMessage) (json.RawMessage, bool) {
 // backend's shape (Codex CLI's own request): at its top level it streams,
 // stores nothing, has instructions, and has none of the fields the
 // backend refuses. Parsing a long conversation costs milliseconds a turn;
-// this walks the top level and skips each value's strings whole. A body
-// it cannot walk is not ready (Request then reads it, and says what is
+// gjson walks the top level and skips each value whole. A body that is no
+// JSON object is not ready (Request then reads it, and says what is
 // wrong with it).
 func CodexReady(body []byte) bool {
-	stream, store, instructions := false, false, false
-	ok := topLevel(body, func(key string, val []byte) bool {
-		switch key {
-		case "stream":
-			stream = string(val) == "true"
-		case "store":
-			store = string(val) == "false"
-		case "instructions":
-			instructions = len(val) > 2 && val[0] == '"'
-		default:
-			if _, refused := codexFields[key]; refused {
-				return false
-			}
-		}
-		return true
-	})
-	return ok && stream && store && instructions
-}
-
-// topLevel calls f with each key of the JSON object b (unescaped keys
-// only; an escaped one stops the walk) and its raw value, until f says
-// stop. It reports whether the whole object was walked.
-func topLevel(b []byte, f func(key string, val []byte) bool) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	top := gjson.ParseBytes(body)
+	if !top.IsObject() {
 		return false
 	}
-	for i++; ; {
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == '}' {
-			return true
+	stream, store, instructions, refused := false, false, false, false
+	top.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "stream":
+			stream = v.Type == gjson.True
+		case "store":
+			store = v.Type == gjson.False
+		case "instructions":
+			instructions = v.Type == gjson.String && v.Str != ""
+		default:
+			_, refused = codexFields[k.Str]
 		}
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		end := skipString(b, i)
-		if end < 0 || bytes.IndexByte(b[i:end], '\\') >= 0 {
-			return false
-		}
-		key := string(b[i+1 : end-1])
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		start := skipSpace(b, i+1)
-		vend := skipValue(b, start)
-		if vend < 0 || !f(key, b[start:vend]) {
-			return false
-		}
-		i = skipSpace(b, vend)
-		if i < len(b) && b[i] == ',' {
-			i++
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i]
-// (a quote), -1 when it does not end.
-func skipString(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		esc := 0
-		for n := j - 1; n > i && b[n] == '\\'; n-- {
-			esc++
-		}
-		j++
-		if esc%2 == 0 {
-			return j
-		}
-	}
-}
-
-// skipValue returns the index after the value that starts at b[i], -1
-// when it is cut short. Nested strings are skipped whole, so a long
-// conversation costs a scan of its structure, not of its text.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				end := skipString(b, i)
-				if end < 0 {
-					return -1
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\n', '\r', '\t':
-			return j
-		}
-	}
-	return len(b)
+		return !refused
+	})
+	return stream && store && instructions && !refused
 }
