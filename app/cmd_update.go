@@ -45,7 +45,7 @@ func cmdUpdate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "update", err)
 	}
-	uc := update.Client{HTTP: egress.Client(eg.Transport(0), 10*time.Minute)}
+	uc := update.Client{HTTP: egress.Client(eg.Transport(), 10*time.Minute)}
 	if *check {
 		n, _, err := uc.Check(ctx, cfg.Update.Feed, current)
 		if err != nil {

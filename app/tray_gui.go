@@ -109,7 +109,7 @@ func noticeUpdate(ctx context.Context, a fyne.App, home string) {
 	if err != nil {
 		return
 	}
-	n, err := updateNotice(ctx, update.Client{HTTP: egress.Client(eg.Transport(0), time.Minute)}, cfg)
+	n, err := updateNotice(ctx, update.Client{HTTP: egress.Client(eg.Transport(), time.Minute)}, cfg)
 	if err != nil || !n.Newer {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/egress"
 	"github.com/subpool/subpool/internal/oauth"
+	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/auth"
 )
 
@@ -62,8 +63,9 @@ func (cp *credProxies) withCredential(ctx context.Context, id string) context.Co
 	return auth.WithProxy(ctx, cp.get(id))
 }
 
-// outbound builds the daemon's egress and its one transport; a transport
-// given in Options (tests) replaces the transport, not the proxy rules.
+// outbound builds the daemon's egress and the proxy's upstream transport
+// through it; a transport given in Options (tests) replaces the transport,
+// not the proxy rules.
 func outbound(cfg config.Config, given http.RoundTripper) (*egress.Egress, http.RoundTripper, error) {
 	eg, err := egress.New(cfg.Network.Proxy)
 	if err != nil {
@@ -72,7 +74,9 @@ func outbound(cfg config.Config, given http.RoundTripper) (*egress.Egress, http.
 	if given != nil {
 		return eg, given, nil
 	}
-	return eg, eg.Transport(cfg.HeaderTimeout), nil
+	t := proxy.NewTransport(cfg.HeaderTimeout)
+	t.Proxy = eg.Proxy
+	return eg, t, nil
 }
 
 // applyNetwork takes a reloaded [network]: a new proxy is a new egress,
@@ -129,5 +133,5 @@ func LoginClient(cfg config.Config, proxy string) (*http.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return egress.Client(eg.Transport(0), outboundTimeout), nil
+	return egress.Client(eg.Transport(), outboundTimeout), nil
 }

@@ -69,15 +69,13 @@ func (e *Egress) Proxy(req *http.Request) (*url.URL, error) {
 	return http.ProxyFromEnvironment(req)
 }
 
-// Transport is the one outbound transport: HTTP/2 where offered, enough
-// idle connections per host for a busy pool, and a header timeout instead
-// of a client timeout (which would cut long streams), through e's proxy.
-// headerTimeout 0 waits for headers as long as the request's context lets.
-func (e *Egress) Transport(headerTimeout time.Duration) *http.Transport {
+// Transport is the transport of subpool's own short calls (token
+// endpoints, usage polls, updates) through e's proxy. The proxy's upstream
+// transport is proxy.NewTransport with e.Proxy (daemon/egress.go): a copy
+// of its settings here once lost its bound on the headers read.
+func (e *Egress) Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = e.Proxy
-	t.MaxIdleConnsPerHost = 64
-	t.ResponseHeaderTimeout = headerTimeout
 	t.ForceAttemptHTTP2 = true
 	return t
 }

@@ -130,7 +130,7 @@ func TestSOCKS5ProxyCarriesTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Client(e.Transport(0), 0)
+	c := Client(e.Transport(), 0)
 	resp, err := c.Get("http://sim.invalid:4242/v1/messages")
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestHTTPSTunnelsThroughTheProxyOfTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := e.Transport(0)
+	tr := e.Transport()
 	tr.TLSClientConfig = up.Client().Transport.(*http.Transport).TLSClientConfig
 	c := Client(tr, 0)
 	ownURL, _ := Parse("http://" + own.Addr)
