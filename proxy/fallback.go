@@ -40,7 +40,7 @@ func (rn *run) detour(t policy.Target, from translate.Target, reason string, ski
 	}
 	d := &detour{
 		to: to, model: t.Model, client: from, clientModel: rn.model, stream: rn.info.Stream, clientPath: rn.upath,
-		src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: p.o.Logf,
+		src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: p.noteOnce,
 	}
 	d.upath = d.pathFor(d.apiWire(), rn.upath)
 	body, err := d.prepare(p.o.Pool.Status(to.Name))

@@ -95,6 +95,7 @@ type Proxy struct {
 	inFlight atomic.Int64
 	byClient clientCounts
 	models   modelLists
+	said     saidOnce // translation notes logged (saidonce.go)
 }
 
 // New returns a Proxy; it starts nothing.

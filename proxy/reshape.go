@@ -43,7 +43,7 @@ func (rn *run) reshapes() bool {
 func (rn *run) loopReshaped(mayWait bool) (outcome, *policy.Action) {
 	d := &detour{
 		to: rn.prov, model: rn.model, client: clientWire(rn.route), clientModel: rn.model, stream: rn.info.Stream,
-		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.o.Logf, own: true,
+		clientPath: rn.upath, src: rn.jsonBody(rn.body), bodies: map[translate.Target]translated{}, logf: rn.p.noteOnce, own: true,
 	}
 	d.upath = d.pathFor(d.apiWire(), rn.upath)
 	if _, err := d.prepare(rn.p.o.Pool.Status(rn.prov.Name)); err != nil {

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/subpool/subpool/internal/realclients"
@@ -260,5 +262,39 @@ func TestCodexWireVersionIsThePinnedCodex(t *testing.T) {
 		if p.Name == "@openai/codex" && p.Version != codexWireVersion {
 			t.Errorf("codexWireVersion %s, the suite pins Codex %s: check what moved in its Responses requests", codexWireVersion, p.Version)
 		}
+	}
+}
+
+// An editor sends the same request shape every time, so its translation
+// notes are the same each time: the log says each distinct line once.
+func TestTranslationNotesAreLoggedOnce(t *testing.T) {
+	e := chatGPTOnly(t)
+	var mu sync.Mutex
+	var lines []string
+	e.px.o.Logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	bare := `{"model":"gpt-5-codex","input":"say hi","max_output_tokens":50}`
+	for range 3 {
+		if resp, body := e.post("/v1/responses", bare); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	other := `{"model":"gpt-5-codex","input":"say hi","max_output_tokens":50,"temperature":0.2}`
+	if resp, body := e.post("/v1/responses", other); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var notes []string
+	for _, l := range lines {
+		if strings.Contains(l, "neutral one is sent") {
+			notes = append(notes, l)
+		}
+	}
+	if len(notes) != 2 || notes[0] == notes[1] || !strings.Contains(notes[1], "temperature") {
+		t.Fatalf("want one line for each request shape, got %q (all lines %q)", notes, lines)
 	}
 }
