@@ -388,7 +388,8 @@ func TestImportEndToEnd(t *testing.T) {
 
 	// The upstream stops taking the access token; the proxy refreshes it
 	// and gives the new login back to Claude Code.
-	s := startHome(t, home, &logBuf{})
+	logs := &logBuf{}
+	s := startHome(t, home, logs)
 	px := oauthProxyFor(t, s)
 	oa.ExpireAccess(g.Access)
 	resp, body := sendVia(t, px, s.ClientKey(), "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[]}`)
@@ -399,7 +400,8 @@ func TestImportEndToEnd(t *testing.T) {
 	src := oauth.Source{Kind: oauth.SourceClaudeCode, Path: credPath}
 	onDisk, err := src.Read()
 	if err != nil || onDisk.Refresh == g.Refresh || onDisk.Refresh != homeSecret(t, home, id)["refresh_token"] {
-		t.Fatalf("the CLI's file was not given the new login: %v", err)
+		t.Fatalf("the CLI's file was not given the new login (%v; still the old one: %v; the home's: %v); the log:\n%s",
+			err, onDisk.Refresh == g.Refresh, onDisk.Refresh == homeSecret(t, home, id)["refresh_token"], logs)
 	}
 	if fi, _ := os.Stat(credPath); fi.Mode().Perm() != 0o600 || !strings.Contains(string(b), `"extra":{"x":1}`) || !strings.Contains(string(b), `"subscriptionType":"max"`) {
 		t.Fatalf("file changed beyond the tokens: %s", b)
