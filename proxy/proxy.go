@@ -95,7 +95,7 @@ type Proxy struct {
 	inFlight atomic.Int64
 	byClient clientCounts
 	models   modelLists
-	said     saidOnce // translation notes logged (saidonce.go)
+	said     recent // translation notes logged (saidonce.go)
 }
 
 // New returns a Proxy; it starts nothing.
@@ -119,6 +119,7 @@ func New(o Options) *Proxy {
 		o.Logf = func(string, ...any) {}
 	}
 	p := &Proxy{o: o}
+	p.secrets.max, p.said.max = secretsMax, saidMax
 	p.Tune(policy.Config{
 		TransientBackoff: o.TransientBackoff,
 		CapacityMax:      o.CapacityMax,

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // Upstream error bodies go to the client as they came (relay), and some
@@ -30,10 +29,7 @@ const minSecretLen = 12
 const secretsMax = 256
 
 // secrets are the credentials' auth values the proxy has sent.
-type secrets struct {
-	mu        sync.Mutex
-	cur, prev map[string]struct{}
-}
+type secrets struct{ recent }
 
 // learn notes the secrets of one attempt's auth headers.
 func (s *secrets) learn(h http.Header) {
@@ -49,29 +45,10 @@ func (s *secrets) learn(h http.Header) {
 	}
 }
 
-func (s *secrets) add(v string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.cur[v]; ok {
-		return
-	}
-	if s.cur == nil || len(s.cur) >= secretsMax {
-		s.prev, s.cur = s.cur, make(map[string]struct{})
-	}
-	s.cur[v] = struct{}{}
-}
-
 // list is every secret known, longest first, so that a secret holding a
 // shorter one is masked whole.
 func (s *secrets) list() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([][]byte, 0, len(s.cur)+len(s.prev))
-	for _, m := range []map[string]struct{}{s.cur, s.prev} {
-		for v := range m {
-			out = append(out, []byte(v))
-		}
-	}
+	out := s.all()
 	// Few: an insertion sort keeps this free of another import.
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && len(out[j]) > len(out[j-1]); j-- {
