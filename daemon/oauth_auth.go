@@ -12,6 +12,7 @@ import (
 	"github.com/subpool/subpool/internal/config"
 	"github.com/subpool/subpool/internal/oauth"
 	"github.com/subpool/subpool/keychain"
+	"github.com/subpool/subpool/proxy"
 	"github.com/subpool/subpool/proxy/api"
 	"github.com/subpool/subpool/proxy/auth"
 	"github.com/subpool/subpool/proxy/classify"
@@ -152,7 +153,7 @@ func oauthAuth(ctx context.Context, m *oauth.Manager, ps *projects, cred pool.Cr
 		return auth.Auth{}, fmt.Errorf("%w: provider %s has no subscription login; remove %s and add an API key", auth.ErrRelogin, cred.Provider, cred.ID)
 	}
 	a, err := m.Auth(ctx, cred.ID, p, refresh)
-	if err == nil && cp.Wire == "openai" {
+	if err == nil && proxy.Wire(cp.Wire) == proxy.WireOpenAI {
 		// A ChatGPT login is answered by the Codex backend, whose refusals
 		// (usage_limit_reached on a 403, say) are not api.openai.com's.
 		a.Profile = classify.Lookup("chatgpt")
